@@ -1,0 +1,60 @@
+"""Backend registry: resolve a name (or ``MINITENSOR_BACKEND``) to a backend instance.
+
+Each backend lives in its own module exposing a module-level ``backend`` instance; modules are
+imported only when first asked for, so a missing optional dependency (CUDA) costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from ..errors import BackendError
+from .base import Backend
+
+BACKEND_MODULES = {
+    "simple": "minitensor.backends.simple",
+    "fast": "minitensor.backends.fast",
+    "cuda": "minitensor.backends.cuda",
+}
+ENV_VAR = "MINITENSOR_BACKEND"
+BUILTIN_DEFAULT = "simple"
+
+_default_name: str | None = None
+
+
+def backend_names() -> list[str]:
+    """Names accepted by :func:`get_backend`."""
+    return list(BACKEND_MODULES)
+
+
+def get_backend(name: str | Backend | None = None) -> Backend:
+    """The backend called ``name``; None means the default (see :func:`default_backend_name`)."""
+    if isinstance(name, Backend):
+        return name
+    if name is None:
+        name = default_backend_name()
+    if name not in BACKEND_MODULES:
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_MODULES)}")
+    module = importlib.import_module(BACKEND_MODULES[name])
+    backend: Backend = module.backend
+    return backend
+
+
+def default_backend_name() -> str:
+    """set_default_backend() if called, else $MINITENSOR_BACKEND, else the built-in default."""
+    name = _default_name or os.environ.get(ENV_VAR) or BUILTIN_DEFAULT
+    if name not in BACKEND_MODULES:
+        raise BackendError(f"unknown backend {name!r} (from ${ENV_VAR}); choose one of {', '.join(BACKEND_MODULES)}")
+    return name
+
+
+def set_default_backend(name: str | None) -> None:
+    """Make ``name`` the default for new tensors (None restores the environment/built-in default)."""
+    global _default_name
+    if name is not None:
+        get_backend(name)
+    _default_name = name
+
+
+__all__ = ["Backend", "backend_names", "get_backend", "default_backend_name", "set_default_backend"]

@@ -1,0 +1,41 @@
+"""Typed errors. Each subclasses the built-in exception a Python user would expect to catch."""
+
+
+class MinitensorError(Exception):
+    """Base of every error minitensor raises on purpose."""
+
+
+class ShapeError(MinitensorError, ValueError):
+    """Shapes that do not fit: broadcast, matmul inner dims, view element counts."""
+
+
+class NonContiguousError(ShapeError):
+    """An operation that needs contiguous data got strided data."""
+
+
+class PermutationError(MinitensorError, ValueError):
+    """A permutation that is not a rearrangement of the tensor's dims."""
+
+
+class IndexOutOfRangeError(MinitensorError, IndexError):
+    """An index or dim outside a tensor's shape."""
+
+
+class RaggedDataError(MinitensorError, ValueError):
+    """Nested lists whose rows differ in length."""
+
+
+class BackendError(MinitensorError, ValueError):
+    """Unknown backend name, or tensors of two backends in one operation."""
+
+
+class BackendUnavailableError(BackendError, RuntimeError):
+    """A known backend that cannot run on this machine (e.g. ``cuda`` without a GPU)."""
+
+
+class GradientError(MinitensorError, RuntimeError):
+    """Misuse of autodiff, such as ``backward()`` on a non-scalar without a gradient."""
+
+
+class DTypeError(MinitensorError, TypeError):
+    """An unsupported dtype."""

@@ -1,0 +1,223 @@
+"""Strided storage: a flat buffer plus shape and strides.
+
+Element ``index`` (a tuple of ints, one per dim) lives at ``storage[sum(index[i] * strides[i])]``.
+Permute, view and broadcast only build new shape/stride tuples over the same storage.
+
+The index functions at the top work on NumPy int arrays with plain loops and no Python objects,
+so the ``fast`` and ``cuda`` backends compile these exact functions with Numba.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .errors import IndexOutOfRangeError, NonContiguousError, PermutationError, ShapeError
+
+MAX_DIMS = 32
+
+Shape = tuple[int, ...]
+Strides = tuple[int, ...]
+DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+
+
+# --- index math (Numba-compilable) --------------------------------------------------------------
+
+
+def index_to_position(index: Any, strides: Any) -> int:
+    """Storage position of a multidimensional index: sum(index[i] * strides[i])."""
+    position = 0
+    for i in range(len(index)):
+        position += index[i] * strides[i]
+    return position
+
+
+def to_index(ordinal: int, shape: Any, out_index: Any) -> None:
+    """Write into ``out_index`` the index of the ``ordinal``-th element in row-major order of ``shape``."""
+    cur = ordinal + 0
+    for i in range(len(shape) - 1, -1, -1):
+        size = shape[i]
+        out_index[i] = cur % size
+        cur = cur // size
+
+
+def broadcast_index(big_index: Any, big_shape: Any, shape: Any, out_index: Any) -> None:
+    """Map an index of the broadcast ``big_shape`` to the index of the smaller ``shape``.
+
+    Dims are aligned on the right; a dim of size 1 in ``shape`` always maps to 0.
+    """
+    offset = len(big_shape) - len(shape)
+    for i in range(len(shape)):
+        if shape[i] > 1:
+            out_index[i] = big_index[i + offset]
+        else:
+            out_index[i] = 0
+
+
+# --- shape helpers (plain Python) ----------------------------------------------------------------
+
+
+def shape_broadcast(shape1: Sequence[int], shape2: Sequence[int]) -> Shape:
+    """NumPy broadcasting of two shapes; raises ShapeError naming both when they are incompatible."""
+    n = len(shape1) if len(shape1) > len(shape2) else len(shape2)
+    a = (1,) * (n - len(shape1)) + tuple(shape1)
+    b = (1,) * (n - len(shape2)) + tuple(shape2)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ShapeError(f"shapes {tuple(shape1)} and {tuple(shape2)} cannot be broadcast together")
+    return tuple(out)
+
+
+def strides_from_shape(shape: Sequence[int]) -> Strides:
+    """Row-major (C-contiguous) strides, in elements."""
+    strides = []
+    step = 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size if size > 0 else 1
+    return tuple(reversed(strides))
+
+
+def prod(shape: Iterable[int]) -> int:
+    """Number of elements of a shape (1 for the 0-d shape ())."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def normalize_dim(dim: int, dims: int) -> int:
+    """Turn a possibly negative dim into 0..dims-1, or raise IndexOutOfRangeError."""
+    if not -dims <= dim < dims:
+        raise IndexOutOfRangeError(f"dim {dim} is out of range for a tensor with {dims} dims")
+    return dim % dims
+
+
+class TensorData:
+    """Storage plus shape and strides. ``storage`` is a 1-D NumPy array or a backend device array."""
+
+    def __init__(self, storage: Any, shape: Sequence[int], strides: Sequence[int] | None = None):
+        self._storage = storage
+        self.shape: Shape = tuple(int(s) for s in shape)
+        self.strides: Strides = strides_from_shape(self.shape) if strides is None else tuple(int(s) for s in strides)
+        if len(self.shape) > MAX_DIMS:
+            raise ShapeError(f"at most {MAX_DIMS} dims are supported, got shape {self.shape}")
+        if any(s < 0 for s in self.shape):
+            raise ShapeError(f"negative size in shape {self.shape}")
+        if len(self.strides) != len(self.shape):
+            raise ShapeError(f"strides {self.strides} do not match shape {self.shape}")
+        self.size = prod(self.shape)
+        self.dims = len(self.shape)
+        self._shape_array = np.array(self.shape, dtype=np.int64)
+        self._strides_array = np.array(self.strides, dtype=np.int64)
+
+    @property
+    def storage(self) -> Any:
+        return self._storage
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self._storage.dtype)
+
+    @property
+    def shape_array(self) -> np.ndarray:
+        """Shape as an int64 array, the form kernels take."""
+        return self._shape_array
+
+    @property
+    def strides_array(self) -> np.ndarray:
+        """Strides as an int64 array, the form kernels take."""
+        return self._strides_array
+
+    def is_contiguous(self) -> bool:
+        """True when strides are row-major for the shape (size-1 dims may have any stride)."""
+        expected = 1
+        for size, stride in zip(reversed(self.shape), reversed(self.strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def index(self, index: Sequence[int]) -> int:
+        """Storage position of ``index``; raises IndexOutOfRangeError naming the index and shape."""
+        index = tuple(int(i) for i in index)
+        if len(index) != self.dims:
+            raise IndexOutOfRangeError(f"index {index} has {len(index)} entries, tensor of shape {self.shape} needs {self.dims}")
+        for i, size in zip(index, self.shape):
+            if not 0 <= i < size:
+                raise IndexOutOfRangeError(f"index {index} is out of range for shape {self.shape}")
+        return index_to_position(index, self.strides)
+
+    def indices(self) -> Iterable[Shape]:
+        """All indices in row-major order."""
+        out = np.zeros(self.dims, dtype=np.int64)
+        for ordinal in range(self.size):
+            to_index(ordinal, self._shape_array, out)
+            yield tuple(int(i) for i in out)
+
+    def get(self, index: Sequence[int]) -> float:
+        return float(self._storage[self.index(index)])
+
+    def set(self, index: Sequence[int], value: float) -> None:
+        self._storage[self.index(index)] = value
+
+    # --- stride changes: all share storage ---
+
+    def permute(self, *order: int) -> TensorData:
+        """Reorder dims: new dim i is old dim order[i]."""
+        if sorted(order) != list(range(self.dims)):
+            raise PermutationError(f"permutation {tuple(order)} is not a rearrangement of range({self.dims}) for shape {self.shape}")
+        return TensorData(self._storage, [self.shape[o] for o in order], [self.strides[o] for o in order])
+
+    def view(self, *shape: int) -> TensorData:
+        """Same storage read row-major as ``shape`` (one entry may be -1); data must be contiguous."""
+        shape = infer_shape(shape, self.size, self.shape)
+        if not self.is_contiguous():
+            raise NonContiguousError(
+                f"cannot view non-contiguous tensor of shape {self.shape} with strides {self.strides} as {shape}; call .contiguous() first"
+            )
+        return TensorData(self._storage, shape)
+
+    def expand(self, shape: Sequence[int]) -> TensorData:
+        """Broadcast to ``shape`` by giving stretched and new dims stride 0."""
+        shape = tuple(shape)
+        if shape_broadcast(self.shape, shape) != shape:
+            raise ShapeError(f"cannot expand shape {self.shape} to {shape}")
+        pad = len(shape) - self.dims
+        strides = [0] * pad
+        for size, own, stride in zip(shape[pad:], self.shape, self.strides):
+            strides.append(stride if own == size else 0)
+        return TensorData(self._storage, shape, strides)
+
+    def unsqueeze(self, dim: int) -> TensorData:
+        """Insert a size-1 dim at ``dim``."""
+        dim = normalize_dim(dim, self.dims + 1)
+        shape = self.shape[:dim] + (1,) + self.shape[dim:]
+        strides = self.strides[:dim] + (0,) + self.strides[dim:]
+        return TensorData(self._storage, shape, strides)
+
+    def __repr__(self) -> str:
+        return f"TensorData(shape={self.shape}, strides={self.strides}, dtype={self.dtype})"
+
+
+def infer_shape(shape: Sequence[Any], size: int, old_shape: Sequence[int]) -> Shape:
+    """Resolve a view shape (accepting one tuple argument and one -1) against ``size`` elements."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ShapeError(f"only one dim may be -1 in view shape {shape}")
+    if -1 in shape:
+        known = prod(s for s in shape if s != -1)
+        if known == 0 or size % known != 0:
+            raise ShapeError(f"cannot view {size} elements of shape {tuple(old_shape)} as {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if prod(shape) != size or any(s < 0 for s in shape):
+        raise ShapeError(f"cannot view shape {tuple(old_shape)} ({size} elements) as {shape} ({prod(shape)} elements)")
+    return shape

@@ -1,0 +1,30 @@
+"""Shared test setup: hypothesis profiles and the list of backends every shared test runs on."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# "ci": no per-example deadline (first calls JIT-compile), few examples; "thorough": for local runs.
+settings.register_profile(
+    "ci", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.register_profile("thorough", deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _available(name: str) -> bool:
+    return importlib.util.find_spec(f"minitensor.backends.{name}") is not None
+
+
+# Later backends join here; tests take the backend name as the `backend` fixture parameter.
+BACKENDS = [name for name in ("simple", "fast", "cuda") if _available(name)]
+CPU_BACKENDS = [name for name in BACKENDS if name != "cuda"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return request.param
