@@ -202,6 +202,34 @@ class TensorData:
         strides = self.strides[:dim] + (0,) + self.strides[dim:]
         return TensorData(self._storage, shape, strides)
 
+    def slice(self, key: tuple[Any, ...]) -> TensorData:
+        """Basic indexing with ints, slices (positive step) and one Ellipsis; a view into the same storage."""
+        if Ellipsis in key:
+            at = key.index(Ellipsis)
+            fill = self.dims - (len(key) - 1)
+            key = key[:at] + (slice(None),) * fill + key[at + 1 :]
+        if len(key) > self.dims:
+            raise IndexOutOfRangeError(f"too many indices ({len(key)}) for tensor of shape {self.shape}")
+        offset = 0
+        shape: list[int] = []
+        strides: list[int] = []
+        for dim, (size, stride) in enumerate(zip(self.shape, self.strides)):
+            k = key[dim] if dim < len(key) else slice(None)
+            if isinstance(k, slice):
+                start, stop, step = k.indices(size)
+                if step <= 0:
+                    raise IndexOutOfRangeError(f"slice step must be positive, got {step} for dim {dim}")
+                count = max(0, (stop - start + step - 1) // step)
+                offset += start * stride if count else 0
+                shape.append(count)
+                strides.append(stride * step)
+            else:
+                i = int(k)
+                if not -size <= i < size:
+                    raise IndexOutOfRangeError(f"index {i} is out of range for dim {dim} of size {size} (shape {self.shape})")
+                offset += (i % size) * stride
+        return TensorData(self._storage[offset:], shape, strides)
+
     def __repr__(self) -> str:
         return f"TensorData(shape={self.shape}, strides={self.strides}, dtype={self.dtype})"
 

@@ -75,8 +75,8 @@ class HostBackend(Backend):
         return TensorData(np.empty(prod(shape), dtype=dtype), shape)
 
     def from_numpy(self, array: np.ndarray) -> TensorData:
-        array = np.ascontiguousarray(array)
-        return TensorData(array.reshape(-1).copy(), array.shape)
+        array = np.asarray(array)
+        return TensorData(np.array(array.reshape(-1), order="C", copy=True), array.shape)
 
     def to_numpy(self, data: TensorData) -> np.ndarray:
         if data.size == 0:

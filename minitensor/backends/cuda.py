@@ -1,0 +1,192 @@
+"""The ``cuda`` backend: Numba CUDA kernels over device-resident storage.
+
+``TensorData.storage`` is a 1-D numba device array (a slice of one is a view, which is how offsets
+work). Data crosses to the host only in :meth:`CudaBackend.from_numpy` and
+:meth:`CudaBackend.to_numpy`. Kernels (see :mod:`minitensor.backends.cuda_kernels`) are built per
+op name and dims count on first use and cached.
+
+Importing this module raises :class:`~minitensor.errors.BackendUnavailableError` when numba-cuda
+is missing or no CUDA GPU is present (``NUMBA_ENABLE_CUDASIM=1`` runs the kernels on the CPU
+simulator instead).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import BackendUnavailableError, ShapeError
+from ..tensor_data import TensorData, prod
+
+try:
+    from numba import cuda
+except ImportError as error:  # numba-cuda (or numba) is not installed
+    raise BackendUnavailableError(
+        f"the cuda backend needs numba-cuda, which could not be imported ({error}); install it with `pip install minitensor[cuda]`"
+    ) from error
+
+
+def _gpu_available() -> bool:
+    try:
+        return bool(cuda.is_available())
+    except Exception:  # a broken driver install reports as "no GPU"
+        return False
+
+
+if not _gpu_available():
+    raise BackendUnavailableError(
+        "the cuda backend found no CUDA GPU (numba.cuda.is_available() is False); "
+        "set NUMBA_ENABLE_CUDASIM=1 before starting Python to run it on Numba's CUDA simulator (slow)"
+    )
+
+from . import cuda_kernels as kernels  # noqa: E402 - only once a device is known to exist
+from .base import Backend  # noqa: E402
+
+THREADS_PER_BLOCK = 256
+"""Threads per block for map, zip and fill (fewer for tiny tensors)."""
+REDUCE_BLOCK = 256
+"""Largest block of a reduction (a power of two); a longer dim is split across blocks and passes."""
+MAX_REDUCE_CHUNKS = 1024
+"""Most blocks one reduced row is split into in one pass; threads loop over the rest."""
+TILE = 16
+"""Side of the square shared-memory tiles of matmul (TILE x TILE threads per block)."""
+MAX_GRID = 65535
+"""Cap on every grid dimension; kernels loop (grid-stride) over the rest."""
+
+_KERNELS: dict[tuple[Any, ...], Any] = {}
+
+
+def _kernel(key: tuple[Any, ...], factory: Callable[..., Any]) -> Any:
+    """The jitted kernel for ``key`` = (kind, *factory args), built on first use."""
+    if key not in _KERNELS:
+        _KERNELS[key] = cuda.jit(factory(*key[1:]))
+    return _KERNELS[key]
+
+
+def _geometry(data: TensorData) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shape and strides for a kernel; a 0-d tensor is treated as shape (1,) (same single element)."""
+    if data.dims == 0:
+        return (1,), (0,)
+    return data.shape, data.strides
+
+
+def _elementwise_launch(size: int) -> tuple[int, int]:
+    threads = min(THREADS_PER_BLOCK, -(-size // 32) * 32)
+    return min(-(-size // threads), MAX_GRID), threads
+
+
+def _next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def _check_device(*datas: TensorData) -> None:
+    for data in datas:
+        if not cuda.is_cuda_array(data.storage):
+            raise TypeError(f"the cuda backend got host storage {type(data.storage).__name__}; use backend.from_numpy first")
+
+
+class CudaBackend(Backend):
+    """Kernels on a CUDA device (or the Numba simulator)."""
+
+    name = "cuda"
+
+    # --- allocation and transfer ---
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
+        return TensorData(cuda.device_array(prod(shape), dtype=np.dtype(dtype)), shape)
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
+        """Allocated and zero-filled on the device (no host transfer)."""
+        data = self.empty(shape, dtype)
+        if data.size:
+            blocks, threads = _elementwise_launch(data.size)
+            _kernel(("fill", 0.0), kernels.make_fill)[blocks, threads](data.storage)
+        return data
+
+    def from_numpy(self, array: np.ndarray) -> TensorData:
+        array = np.ascontiguousarray(array)
+        return TensorData(cuda.to_device(array.reshape(-1)), array.shape)
+
+    def to_numpy(self, data: TensorData) -> np.ndarray:
+        if data.size == 0:
+            return np.zeros(data.shape, dtype=data.dtype)
+        if not data.is_contiguous():
+            packed = self.empty(data.shape, data.dtype)
+            self.map("id", data, packed)
+            data = packed
+        return data.storage[: data.size].copy_to_host().reshape(data.shape)
+
+    def synchronize(self) -> None:
+        cuda.synchronize()
+
+    # --- kernels ---
+
+    def map(self, op: str, a: TensorData, out: TensorData) -> None:
+        _check_device(a, out)
+        if out.size == 0:
+            return
+        out_shape, out_strides = _geometry(out)
+        a_shape, a_strides = _geometry(a)
+        kernel = _kernel(("map", op, len(out_shape), len(a_shape)), kernels.make_map)
+        blocks, threads = _elementwise_launch(out.size)
+        kernel[blocks, threads](out.storage, out_shape, out_strides, out.size, a.storage, a_shape, a_strides)
+
+    def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
+        _check_device(a, b, out)
+        if out.size == 0:
+            return
+        out_shape, out_strides = _geometry(out)
+        a_shape, a_strides = _geometry(a)
+        b_shape, b_strides = _geometry(b)
+        kernel = _kernel(("zip", op, len(out_shape), len(a_shape), len(b_shape)), kernels.make_zip)
+        blocks, threads = _elementwise_launch(out.size)
+        kernel[blocks, threads](
+            out.storage, out_shape, out_strides, out.size, a.storage, a_shape, a_strides, b.storage, b_shape, b_strides
+        )
+
+    def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
+        """Tree reduction in shared memory; a dim longer than one block is split into chunks whose
+        partials go to a float64 scratch tensor that is reduced again (as many passes as needed)."""
+        _check_device(a, out)
+        expected = a.shape[:dim] + (1,) + a.shape[dim + 1 :]
+        if out.shape != expected:
+            raise ShapeError(f"reduce of shape {a.shape} over dim {dim} needs out shape {expected}, got {out.shape}")
+        if out.size == 0:
+            return
+        length = a.shape[dim]
+        block = REDUCE_BLOCK
+        threads = max(1, min(block, _next_pow2(length)))
+        chunks = max(1, min(-(-length // threads), MAX_REDUCE_CHUNKS))
+        dst = out if chunks == 1 else self.empty(a.shape[:dim] + (chunks,) + a.shape[dim + 1 :], np.dtype(np.float64))
+        kernel = _kernel(("reduce", op, a.dims, block), kernels.make_reduce)
+        grid = (min(out.size, MAX_GRID), chunks)
+        kernel[grid, threads](dst.storage, dst.strides, a.storage, a.strides, out.shape, out.size, dim, length)
+        if chunks > 1:
+            self.reduce(op, dst, dim, out)
+
+    def matmul(self, a: TensorData, b: TensorData, out: TensorData) -> None:
+        """Shared-memory tiled (TILE x TILE) product, batched over broadcast batch dims."""
+        _check_device(a, b, out)
+        if not (a.dims == b.dims == out.dims >= 2):
+            raise ShapeError(f"matmul needs operands with the same number (>= 2) of dims, got {a.shape}, {b.shape} -> {out.shape}")
+        if a.shape[-1] != b.shape[-2] or out.shape[-2:] != (a.shape[-2], b.shape[-1]):
+            raise ShapeError(f"matmul shapes {a.shape} @ {b.shape} do not give {out.shape}")
+        if out.size == 0:
+            return
+        m, n = out.shape[-2], out.shape[-1]
+        batches = out.size // (m * n)
+        double = np.result_type(a.dtype, b.dtype) == np.float64
+        kernel = _kernel(("matmul", out.dims, TILE, double), kernels.make_matmul)
+        grid = (-(-n // TILE), -(-m // TILE), min(batches, MAX_GRID))
+        if grid[0] > MAX_GRID or grid[1] > MAX_GRID:
+            raise ShapeError(f"matmul output {out.shape} is too large for one launch (at most {MAX_GRID * TILE} rows and cols)")
+        kernel[grid, (TILE, TILE)](
+            out.storage, out.shape, out.strides, a.storage, a.shape, a.strides, b.storage, b.shape, b.strides, batches
+        )
+
+
+backend = CudaBackend()

@@ -1,0 +1,374 @@
+"""Differentiable tensor ops as Function classes.
+
+``forward`` computes with the raw, history-free kernel calls on Tensor (``_map``, ``_zip``,
+``_reduce``, ``_matmul``, ``_view_of``); ``backward`` runs with autodiff off and may use ordinary
+tensor arithmetic. Neither knows which backend executes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .autodiff import Context, Function, History
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+class TensorFunction(Function):
+    """Function over Tensors. Gradients are summed back to each input's shape and cast to its dtype."""
+
+    @classmethod
+    def _finish(cls, raw: Tensor, history: History | None, inputs: tuple[Any, ...]) -> Tensor:
+        if history is not None:
+            raw.history = history
+            raw.requires_grad = True
+        return raw
+
+    @classmethod
+    def chain_rule(cls, ctx: Context, inputs: tuple[Any, ...], grad: Any) -> list[tuple[Any, Any]]:
+        pairs = super().chain_rule(ctx, inputs, grad)
+        return [(v, g.sum_to_shape(v.shape).cast(v.dtype)) for v, g in pairs]
+
+
+# --- element-wise unary ---
+
+
+class UnaryFunction(TensorFunction):
+    """out = op(a); grad = back_op(a, d). Subclasses name the two kernel ops."""
+
+    op = "id"
+    back_op = ""
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(a)
+        return a._map(cls.op)
+
+    @classmethod
+    def backward(cls, ctx: Context, d: Tensor) -> Tensor:  # type: ignore[override]
+        (a,) = ctx.saved_values
+        return a._zip(cls.back_op, d)
+
+
+class Neg(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        return a._map("neg")
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d._map("neg")
+
+
+class Inv(UnaryFunction):
+    op, back_op = "inv", "inv_back"
+
+
+class Log(UnaryFunction):
+    op, back_op = "log", "log_back"
+
+
+class ReLU(UnaryFunction):
+    op, back_op = "relu", "relu_back"
+
+
+class Abs(UnaryFunction):
+    op, back_op = "abs", "abs_back"
+
+
+class Exp(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        out = a._map("exp")
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d * ctx.saved_values[0]
+
+
+class Sqrt(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        out = a._map("sqrt")
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d / (ctx.saved_values[0] * 2.0)
+
+
+class Sigmoid(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        out = a._map("sigmoid")
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        s = ctx.saved_values[0]
+        return d * s * (1.0 - s)
+
+
+class Tanh(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        out = a._map("tanh")
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        t = ctx.saved_values[0]
+        return d * (1.0 - t * t)
+
+
+# --- element-wise binary (broadcasting) ---
+
+
+class Add(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        return a._zip("add", b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, Tensor]:
+        return d, d
+
+
+class Sub(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        return a._zip("sub", b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, Tensor]:
+        return d, -d
+
+
+class Mul(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return a._zip("mul", b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = ctx.saved_values
+        need_a, need_b = ctx.needs_input_grad
+        return (d * b if need_a else None), (d * a if need_b else None)
+
+
+class Div(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return a._zip("div", b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = ctx.saved_values
+        need_a, need_b = ctx.needs_input_grad
+        return (d / b if need_a else None), (-d * a / (b * b) if need_b else None)
+
+
+class Pow(TensorFunction):
+    """a ** b for a tensor exponent; d/da = b a^(b-1), d/db = a^b log a."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        out = a._zip("pow", b)
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b, out = ctx.saved_values
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = d * b * a._zip("pow", b - 1.0) if need_a else None
+        grad_b = d * out * a.log() if need_b else None
+        return grad_a, grad_b
+
+
+class Maximum(TensorFunction):
+    """Element-wise max(a, b); on a tie the gradient is split evenly."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return a._zip("max", b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, Tensor]:
+        a, b = ctx.saved_values
+        share_a = a._zip("gt", b) + a._zip("eq", b) * 0.5
+        return d * share_a, d * (1.0 - share_a)
+
+
+class Compare(TensorFunction):
+    """Comparisons: a 1.0/0.0 tensor with no gradient. Subclasses name the op."""
+
+    op = "eq"
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
+        return a._zip(cls.op, b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[None, None]:
+        return None, None
+
+
+class LT(Compare):
+    op = "lt"
+
+
+class GT(Compare):
+    op = "gt"
+
+
+class EQ(Compare):
+    op = "eq"
+
+
+class IsClose(Compare):
+    op = "is_close"
+
+
+# --- reductions ---
+
+
+class Sum(TensorFunction):
+    """sum along ``dim`` (keepdim)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        ctx.save_for_backward(a.shape)
+        return a._reduce("sum", dim)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d.expand(*ctx.saved_values[0])
+
+
+class Max(TensorFunction):
+    """max along ``dim`` (keepdim); the gradient is shared evenly among tied maxima."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        out = a._reduce("max", dim)
+        ctx.save_for_backward(a, out, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        a, out, dim = ctx.saved_values
+        mask = a._zip("eq", out)
+        return d * mask / mask._reduce("sum", dim)
+
+
+# --- shape and layout: forward returns a view sharing storage ---
+
+
+class Permute(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
+        ctx.save_for_backward(order)
+        return a._view_of(a._data.permute(*order))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        order = ctx.saved_values[0]
+        inverse = sorted(range(len(order)), key=lambda i: order[i])
+        return d.permute(*inverse)
+
+
+class View(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
+        ctx.save_for_backward(a.shape)
+        return a._view_of(a._data.view(*shape))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d.contiguous().view(*ctx.saved_values[0])
+
+
+class Expand(TensorFunction):
+    """Broadcast to a larger shape with stride 0; the gradient sums back."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
+        return a._view_of(a._data.expand(shape))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d  # chain_rule sums it back to the input shape
+
+
+class Slice(TensorFunction):
+    """Basic indexing (ints and slices); the gradient is written into zeros through the same slice."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, key: tuple[Any, ...]) -> Tensor:
+        ctx.save_for_backward(a.shape, key)
+        return a._view_of(a._data.slice(key))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        shape, key = ctx.saved_values
+        grad = d._zeros(shape)
+        d.backend.map("id", d._data, grad._data.slice(key))
+        return grad
+
+
+class Contiguous(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        return a._map("id")
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d
+
+
+class Cast(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dtype: Any) -> Tensor:
+        return a._map("id", dtype=dtype)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d  # chain_rule casts back to the input dtype
+
+
+class ToBackend(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, backend: Any) -> Tensor:
+        ctx.save_for_backward(a.backend)
+        return a._to_backend(backend)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d._to_backend(ctx.saved_values[0])
+
+
+class MatMul(TensorFunction):
+    """Batched a @ b with broadcast batch dims; grads are d @ b^T and a^T @ d."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(a, b)
+        return a._matmul(b)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = ctx.saved_values
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = d._matmul(b.transpose(-1, -2)) if need_a else None
+        grad_b = a.transpose(-1, -2)._matmul(d) if need_b else None
+        return grad_a, grad_b
