@@ -83,9 +83,14 @@ def _next_pow2(n: int) -> int:
     return p
 
 
+def is_device_array(storage: Any) -> bool:
+    """True for numba device arrays (real or simulated), the storage of this backend."""
+    return bool(cuda.devicearray.is_cuda_ndarray(storage))
+
+
 def _check_device(*datas: TensorData) -> None:
     for data in datas:
-        if not cuda.is_cuda_array(data.storage):
+        if not is_device_array(data.storage):
             raise TypeError(f"the cuda backend got host storage {type(data.storage).__name__}; use backend.from_numpy first")
 
 
