@@ -12,7 +12,8 @@ simulator instead).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -23,7 +24,8 @@ try:
     from numba import cuda
 except ImportError as error:  # numba-cuda (or numba) is not installed
     raise BackendUnavailableError(
-        f"the cuda backend needs numba-cuda, which could not be imported ({error}); install it with `pip install minitensor[cuda]`"
+        f"the cuda backend needs numba-cuda, which could not be imported ({error}); "
+        "install it with `pip install minitensor[cuda]`"
     ) from error
 
 
@@ -177,7 +179,7 @@ class CudaBackend(Backend):
         """Shared-memory tiled (TILE x TILE) product, batched over broadcast batch dims."""
         _check_device(a, b, out)
         if not (a.dims == b.dims == out.dims >= 2):
-            raise ShapeError(f"matmul needs operands with the same number (>= 2) of dims, got {a.shape}, {b.shape} -> {out.shape}")
+            raise ShapeError(f"matmul needs operands with the same number (>= 2) of dims, got {a.shape} @ {b.shape}")
         if a.shape[-1] != b.shape[-2] or out.shape[-2:] != (a.shape[-2], b.shape[-1]):
             raise ShapeError(f"matmul shapes {a.shape} @ {b.shape} do not give {out.shape}")
         if out.size == 0:

@@ -16,7 +16,8 @@ This module needs ``numba.cuda`` but not a GPU.
 from __future__ import annotations
 
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from numba import cuda, float32, float64, int64
 
