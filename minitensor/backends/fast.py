@@ -1,0 +1,164 @@
+"""The ``fast`` backend: parallel Numba kernels on 1-D NumPy storage.
+
+Python code here only plans a call: it broadcasts inputs to the output shape (``TensorData.expand``),
+drops size-1 dims, orders and merges dims so the innermost loop is as long and as contiguous as
+possible, and picks a kernel. The kernels (template :mod:`minitensor.backends.fast_kernels`,
+instantiated per op by :mod:`minitensor.backends.fast_codegen`) are compiled lazily per
+(op, dtypes) on first use and cached on disk, so later processes load them instead of compiling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+
+from ..operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..tensor_data import TensorData, normalize_dim
+from .base import HostBackend
+from .fast_codegen import kernel_module
+
+BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+Dims = list[tuple[int, list[int]]]  # (size, stride of each operand) per dim
+
+
+def coalesce(dims: Dims, operands: int) -> tuple[np.ndarray, np.ndarray]:
+    """Merge neighbouring dims that are contiguous for every operand.
+
+    ``dims`` lists the (size > 1) dims outermost first. Returns ``shape`` (int64, >= 1 dim) and
+    ``strides`` (int64, one row per operand); no dims at all becomes shape (1,) with stride 0.
+    """
+    merged: Dims = []
+    for size, strides in dims:
+        if merged and all(prev == cur * size for prev, cur in zip(merged[-1][1], strides)):
+            merged[-1] = (merged[-1][0] * size, list(strides))
+        else:
+            merged.append((size, list(strides)))
+    if not merged:
+        merged = [(1, [0] * operands)]
+    shape = np.array([size for size, _ in merged], dtype=np.int64)
+    strides = np.array([[s[j] for _, s in merged] for j in range(operands)], dtype=np.int64).reshape(operands, len(merged))
+    return shape, strides
+
+
+def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray]:
+    """Coalesced shape and (out, *inputs) strides for an element-wise op writing ``out``.
+
+    Inputs are broadcast to ``out.shape``; dims are ordered by ``out``'s strides (largest first),
+    which is free for element-wise ops and makes same-layout operands merge into one flat dim.
+    """
+    views = [x if x.shape == out.shape else x.expand(out.shape) for x in inputs]
+    dims = [(size, [out.strides[i]] + [v.strides[i] for v in views]) for i, size in enumerate(out.shape) if size != 1]
+    dims.sort(key=lambda d: -abs(d[1][0]))
+    return coalesce(dims, 1 + len(views))
+
+
+def is_flat(shape: np.ndarray, strides: np.ndarray) -> bool:
+    """One dim, unit stride for every operand: a plain flat loop."""
+    return shape.size == 1 and bool(np.all(strides == 1))
+
+
+def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -> tuple[int, int]:
+    """(number of chunks, rows per chunk) splitting the rows (all dims but the last) of ``shape``."""
+    total = int(np.prod(shape))
+    rows = total // max(int(shape[-1]), 1)
+    wanted = max(1, min(rows, total // min_chunk, max_chunks))
+    per_chunk = -(-rows // wanted)
+    return -(-rows // per_chunk), per_chunk
+
+
+class FastBackend(HostBackend):
+    """Parallel Numba kernels; ``use_blas=False`` forces the strided matmul (used by tests)."""
+
+    name = "fast"
+
+    def __init__(self, use_blas: bool = True) -> None:
+        self.use_blas = use_blas
+
+    def map(self, op: str, a: TensorData, out: TensorData) -> None:
+        UNARY_OPS[op]
+        if out.size == 0:
+            return
+        shape, strides = elementwise_layout(out, [a])
+        kernels = kernel_module("map", op)
+        if is_flat(shape, strides):
+            kernels.map_flat(a.storage, out.storage, int(shape[0]))
+        else:
+            kernels.map_strided(a.storage, out.storage, shape, strides, *chunking(shape))
+
+    def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
+        BINARY_OPS[op]
+        if out.size == 0:
+            return
+        shape, strides = elementwise_layout(out, [a, b])
+        kernels = kernel_module("zip", op)
+        if is_flat(shape, strides):
+            kernels.zip_flat(a.storage, b.storage, out.storage, int(shape[0]))
+        else:
+            kernels.zip_strided(a.storage, b.storage, out.storage, shape, strides, *chunking(shape))
+
+    def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
+        REDUCE_OPS[op]
+        if out.size == 0:
+            return
+        dim = normalize_dim(dim, a.dims)
+        length = a.shape[dim]
+        stride = a.strides[dim] if length > 1 else 0
+        dims = [(a.shape[i], [out.strides[i], a.strides[i]]) for i in range(a.dims) if i != dim and a.shape[i] != 1]
+        dims.sort(key=lambda d: -abs(d[1][1]))  # a's most contiguous output dim last
+        shape, strides = coalesce(dims, 2)
+        kernels = kernel_module("reduce", op)
+        inner = int(shape[-1])
+        if inner > 1 and abs(int(strides[1, -1])) < abs(stride):
+            # The reduced dim is not the most contiguous: run the inner loop along the output's last dim.
+            outer_shape, outer_strides = shape[:-1].copy(), np.ascontiguousarray(strides[:, :-1])
+            rows = int(np.prod(outer_shape))
+            tiles_wanted = -(-16 // rows)
+            tile = min(1024, max(32, -(-inner // tiles_wanted)))
+            so, sa = int(strides[0, -1]), int(strides[1, -1])
+            kernels.reduce_outer(a.storage, out.storage, outer_shape, outer_strides, inner, so, sa, length, stride, tile)
+        else:
+            total = int(np.prod(shape))
+            wanted = max(1, min(total, total * max(length, 1) // 16384, 256))
+            per_chunk = -(-total // wanted)
+            kernels.reduce_inner(a.storage, out.storage, shape, strides, length, stride, -(-total // per_chunk), per_chunk)
+
+    def matmul(self, a: TensorData, b: TensorData, out: TensorData) -> None:
+        if out.size == 0:
+            return
+        m, k = a.shape[-2:]
+        n = b.shape[-1]
+        batch = out.shape[:-2]
+        a = a if a.shape[:-2] == batch else a.expand(batch + (m, k))
+        b = b if b.shape[:-2] == batch else b.expand(batch + (k, n))
+        dims = [(size, [out.strides[i], a.strides[i], b.strides[i]]) for i, size in enumerate(batch) if size != 1]
+        batch_shape, batch_strides = coalesce(dims, 3)
+        kernels = kernel_module("matmul")
+        a_layout = matrix_layout(m, k, a.strides[-2], a.strides[-1])
+        b_layout = matrix_layout(k, n, b.strides[-2], b.strides[-1])
+        blas = self.use_blas and k > 0 and a.dtype == b.dtype == out.dtype and out.dtype in BLAS_DTYPES
+        if blas and a_layout and b_layout:
+            n_batches = int(np.prod(batch_shape))
+            tiles_per_batch = -(-4 * numba.get_num_threads() // n_batches)
+            tile_m = max(16, -(-m // tiles_per_batch))
+            out_strides = np.array(out.strides[-2:], dtype=np.int64)
+            kernels.matmul_blas(
+                a.storage, b.storage, out.storage, batch_shape, batch_strides, out_strides,
+                m, k, n, a_layout == "col", b_layout == "col", tile_m,
+            )  # fmt: skip
+        else:
+            mat_strides = np.array([out.strides[-2:], a.strides[-2:], b.strides[-2:]], dtype=np.int64)
+            kernels.matmul_tiled(a.storage, b.storage, out.storage, batch_shape, batch_strides, mat_strides, m, k, n, 32, 256)
+
+
+def matrix_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> str | None:
+    """"row" (C order), "col" (Fortran order) or None for a dense (rows, cols) block with these strides."""
+    if (rows == 1 or row_stride == cols) and (cols == 1 or col_stride == 1):
+        return "row"
+    if (cols == 1 or col_stride == rows) and (rows == 1 or row_stride == 1):
+        return "col"
+    return None
+
+
+backend = FastBackend()

@@ -1,0 +1,316 @@
+"""Numba kernel template for the ``fast`` backend.
+
+This file is real, importable Python, but the backend never calls these functions from here:
+:mod:`minitensor.backends.fast_codegen` copies this text into one module per op (rebinding the
+``UNARY``/``BINARY``/``REDUCE`` names below), so each op gets module-level kernels that Numba can
+cache on disk (``cache=True``) and a second process loads instead of compiling.
+
+Calling conventions (all positions are storage offsets in elements, all index arrays int64):
+
+* element-wise kernels walk ``shape`` (the coalesced output shape, >= 1 dim) with ``strides`` a
+  2-D array with one row per operand, ``out`` first. Work is split into ``n_chunks`` chunks of
+  ``rows_per_chunk`` rows (a row is the innermost dim); each chunk finds its start index once
+  with ``to_index`` and then moves position by adding strides: no division per element.
+* values are computed in float64 (like the ``simple`` backend) and cast on store.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from minitensor import operators as _operators
+from minitensor.tensor_data import index_to_position as _index_to_position
+from minitensor.tensor_data import to_index as _to_index
+
+# Rebound per generated module (see fast_codegen.generate_source).
+UNARY = "id"
+BINARY = "add"
+REDUCE = "sum"
+
+
+def _jit_operators() -> dict:
+    """njit every scalar function of :mod:`minitensor.operators`, resolving their calls to each other."""
+    namespace = dict(vars(_operators))
+    for name, value in vars(_operators).items():
+        if callable(value) and getattr(value, "__module__", None) == _operators.__name__ and hasattr(value, "__code__"):
+            fn = type(value)(value.__code__, namespace, name, value.__defaults__)
+            namespace[name] = njit(inline="always")(fn)
+    return namespace
+
+
+_OPS = _jit_operators()
+index_to_position = njit(inline="always")(_index_to_position)
+to_index = njit(inline="always")(_to_index)
+unary = _OPS[_operators.UNARY_OPS[UNARY].__name__]
+binary = _OPS[_operators.BINARY_OPS[BINARY].__name__]
+fold = _OPS[_operators.REDUCE_OPS[REDUCE][0].__name__]
+FOLD_START = float(_operators.REDUCE_OPS[REDUCE][1])
+# Reassociation only changes a sum or product by float rounding; max/min handle nan, so no fastmath.
+REDUCE_FASTMATH = {"reassoc"} if REDUCE in ("sum", "prod") else False
+
+
+@njit(inline="always")
+def advance(index, shape, strides, pos, first_dim):
+    """Odometer step over dims ``first_dim``..0 of ``index``, keeping ``pos[j]`` in step for operand j."""
+    d = first_dim
+    while d >= 0:
+        index[d] += 1
+        for j in range(pos.size):
+            pos[j] += strides[j, d]
+        if index[d] < shape[d]:
+            return
+        for j in range(pos.size):
+            pos[j] -= strides[j, d] * shape[d]
+        index[d] = 0
+        d -= 1
+
+
+@njit(inline="always")
+def start_positions(ordinal, shape, strides, index, pos):
+    """Set ``index`` to the ``ordinal``-th index of ``shape`` and ``pos`` to each operand's position."""
+    to_index(ordinal, shape, index)
+    for j in range(pos.size):
+        pos[j] = index_to_position(index, strides[j])
+
+
+# --- map -----------------------------------------------------------------------------------------
+
+
+@njit(parallel=True, cache=True)
+def map_flat(a, out, n):
+    """out[i] = f(a[i]) for i < n (both dense with the same layout)."""
+    for i in prange(n):
+        out[i] = unary(np.float64(a[i]))
+
+
+@njit(parallel=True, cache=True)
+def map_strided(a, out, shape, strides, n_chunks, rows_per_chunk):
+    """General strided map; ``strides`` rows are (out, a)."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    n_rows = 1
+    for d in range(nd - 1):
+        n_rows *= shape[d]
+    so = strides[0, nd - 1]
+    sa = strides[1, nd - 1]
+    for c in prange(n_chunks):
+        r0 = c * rows_per_chunk
+        r1 = min(r0 + rows_per_chunk, n_rows)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(2, np.int64)
+        start_positions(r0 * inner, shape, strides, index, pos)
+        for _ in range(r0, r1):
+            po = pos[0]
+            pa = pos[1]
+            if so == 1 and sa == 1:
+                for k in range(inner):
+                    out[po + k] = unary(np.float64(a[pa + k]))
+            else:
+                for k in range(inner):
+                    out[po + k * so] = unary(np.float64(a[pa + k * sa]))
+            advance(index, shape, strides, pos, nd - 2)
+
+
+# --- zip -----------------------------------------------------------------------------------------
+
+
+@njit(parallel=True, cache=True)
+def zip_flat(a, b, out, n):
+    """out[i] = f(a[i], b[i]) for i < n (all dense with the same layout)."""
+    for i in prange(n):
+        out[i] = binary(np.float64(a[i]), np.float64(b[i]))
+
+
+@njit(parallel=True, cache=True)
+def zip_strided(a, b, out, shape, strides, n_chunks, rows_per_chunk):
+    """General strided zip; ``strides`` rows are (out, a, b)."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    n_rows = 1
+    for d in range(nd - 1):
+        n_rows *= shape[d]
+    so = strides[0, nd - 1]
+    sa = strides[1, nd - 1]
+    sb = strides[2, nd - 1]
+    for c in prange(n_chunks):
+        r0 = c * rows_per_chunk
+        r1 = min(r0 + rows_per_chunk, n_rows)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(3, np.int64)
+        start_positions(r0 * inner, shape, strides, index, pos)
+        for _ in range(r0, r1):
+            po = pos[0]
+            pa = pos[1]
+            pb = pos[2]
+            if so == 1 and sa == 1 and sb == 1:
+                for k in range(inner):
+                    out[po + k] = binary(np.float64(a[pa + k]), np.float64(b[pb + k]))
+            elif so == 1 and sa == 1 and sb == 0:
+                y = np.float64(b[pb])
+                for k in range(inner):
+                    out[po + k] = binary(np.float64(a[pa + k]), y)
+            else:
+                for k in range(inner):
+                    out[po + k * so] = binary(np.float64(a[pa + k * sa]), np.float64(b[pb + k * sb]))
+            advance(index, shape, strides, pos, nd - 2)
+
+
+# --- reduce --------------------------------------------------------------------------------------
+
+
+@njit(parallel=True, cache=True, fastmath=REDUCE_FASTMATH)
+def reduce_inner(a, out, shape, strides, length, stride, n_chunks, per_chunk):
+    """One output element per step, folding ``length`` values of ``a`` ``stride`` apart.
+
+    ``shape``/``strides`` (rows: out, a) describe the output elements; chunks hold ``per_chunk`` of them.
+    """
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    for c in prange(n_chunks):
+        e0 = c * per_chunk
+        e1 = min(e0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(2, np.int64)
+        start_positions(e0, shape, strides, index, pos)
+        for _ in range(e0, e1):
+            pa = pos[1]
+            acc = FOLD_START
+            if stride == 1:
+                for k in range(length):
+                    acc = fold(acc, np.float64(a[pa + k]))
+            else:
+                for k in range(length):
+                    acc = fold(acc, np.float64(a[pa + k * stride]))
+            out[pos[0]] = acc
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(parallel=True, cache=True, fastmath=REDUCE_FASTMATH)
+def reduce_outer(a, out, outer_shape, outer_strides, inner, so, sa, length, stride, tile):
+    """Fold along a dim that is not the innermost: the inner loop runs along the output's last dim.
+
+    Output is ``outer_shape`` (rows: out, a strides) times a last dim of ``inner`` elements with
+    strides ``so``/``sa``; it is split into tiles of ``tile`` elements, each accumulated in a buffer.
+    """
+    nd = outer_shape.size
+    n_rows = 1
+    for d in range(nd):
+        n_rows *= outer_shape[d]
+    n_tiles = (inner + tile - 1) // tile
+    for t in prange(n_rows * n_tiles):
+        row = t // n_tiles
+        j0 = (t - row * n_tiles) * tile
+        width = min(tile, inner - j0)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(2, np.int64)
+        start_positions(row, outer_shape, outer_strides, index, pos)
+        acc = np.full(width, FOLD_START)
+        base = pos[1] + j0 * sa
+        for k in range(length):
+            p = base + k * stride
+            if sa == 1:
+                for j in range(width):
+                    acc[j] = fold(acc[j], np.float64(a[p + j]))
+            else:
+                for j in range(width):
+                    acc[j] = fold(acc[j], np.float64(a[p + j * sa]))
+        po = pos[0] + j0 * so
+        for j in range(width):
+            out[po + j * so] = acc[j]
+
+
+# --- matmul --------------------------------------------------------------------------------------
+
+
+@njit(inline="always")
+def batch_positions(batch, batch_shape, batch_strides, pos):
+    """Positions of the ``batch``-th matrix of each operand (rows of ``batch_strides``: out, a, b)."""
+    index = np.empty(batch_shape.size, np.int64)
+    start_positions(batch, batch_shape, batch_strides, index, pos)
+
+
+@njit(parallel=True, cache=True)
+def matmul_tiled(a, b, out, batch_shape, batch_strides, mat_strides, m, k, n, tile_m, tile_n):
+    """General strided batched matmul, parallel over (batch, row tile, column tile).
+
+    ``mat_strides`` rows are (out, a, b), columns (row stride, column stride) of each matrix.
+    """
+    n_batches = 1
+    for d in range(batch_shape.size):
+        n_batches *= batch_shape[d]
+    tiles_m = (m + tile_m - 1) // tile_m
+    tiles_n = (n + tile_n - 1) // tile_n
+    som, son = mat_strides[0, 0], mat_strides[0, 1]
+    sam, sak = mat_strides[1, 0], mat_strides[1, 1]
+    sbk, sbn = mat_strides[2, 0], mat_strides[2, 1]
+    for t in prange(n_batches * tiles_m * tiles_n):
+        batch = t // (tiles_m * tiles_n)
+        rest = t - batch * tiles_m * tiles_n
+        i0 = (rest // tiles_n) * tile_m
+        j0 = (rest - (rest // tiles_n) * tiles_n) * tile_n
+        rows = min(tile_m, m - i0)
+        cols = min(tile_n, n - j0)
+        pos = np.empty(3, np.int64)
+        batch_positions(batch, batch_shape, batch_strides, pos)
+        acc = np.zeros((rows, cols), np.float64)
+        for kk in range(k):
+            pb = pos[2] + kk * sbk + j0 * sbn
+            for i in range(rows):
+                x = np.float64(a[pos[1] + (i0 + i) * sam + kk * sak])
+                if sbn == 1:
+                    for j in range(cols):
+                        acc[i, j] += x * np.float64(b[pb + j])
+                else:
+                    for j in range(cols):
+                        acc[i, j] += x * np.float64(b[pb + j * sbn])
+        for i in range(rows):
+            po = pos[0] + (i0 + i) * som + j0 * son
+            for j in range(cols):
+                out[po + j * son] = acc[i, j]
+
+
+@njit(inline="always")
+def _gemm_rows(a_rows, b_mat, out, po, rows, n, som, son):
+    """out rows (at ``po``, strides som/son) = a_rows @ b_mat through BLAS."""
+    if son == 1 and som == n:
+        np.dot(a_rows, b_mat, out[po : po + rows * n].reshape(rows, n))
+    else:
+        result = np.dot(a_rows, b_mat)
+        for i in range(rows):
+            for j in range(n):
+                out[po + i * som + j * son] = result[i, j]
+
+
+@njit(parallel=True, cache=True)
+def matmul_blas(a, b, out, batch_shape, batch_strides, out_strides, m, k, n, a_trans, b_trans, tile_m):
+    """Batched matmul of dense float blocks through BLAS (``np.dot``), parallel over (batch, row tile).
+
+    Each matrix of ``a``/``b`` is row-major, or column-major when ``a_trans``/``b_trans``; all three
+    arrays share one dtype. ``out_strides`` are (row stride, column stride) of each output matrix.
+    """
+    n_batches = 1
+    for d in range(batch_shape.size):
+        n_batches *= batch_shape[d]
+    tiles = (m + tile_m - 1) // tile_m
+    som, son = out_strides[0], out_strides[1]
+    for t in prange(n_batches * tiles):
+        batch = t // tiles
+        i0 = (t - batch * tiles) * tile_m
+        rows = min(tile_m, m - i0)
+        pos = np.empty(3, np.int64)
+        batch_positions(batch, batch_shape, batch_strides, pos)
+        pa = pos[1]
+        pb = pos[2]
+        if a_trans:
+            a_rows = np.ascontiguousarray(a[pa : pa + k * m].reshape(k, m)[:, i0 : i0 + rows].T)
+        else:
+            a_rows = a[pa + i0 * k : pa + (i0 + rows) * k].reshape(rows, k)
+        po = pos[0] + i0 * som
+        if b_trans:
+            _gemm_rows(a_rows, b[pb : pb + n * k].reshape(n, k).T, out, po, rows, n, som, son)
+        else:
+            _gemm_rows(a_rows, b[pb : pb + k * n].reshape(k, n), out, po, rows, n, som, son)
+
