@@ -115,8 +115,8 @@ class CudaBackend(Backend):
         return data
 
     def from_numpy(self, array: np.ndarray) -> TensorData:
-        array = np.ascontiguousarray(array)
-        return TensorData(cuda.to_device(array.reshape(-1)), array.shape)
+        shape = np.shape(array)  # before ascontiguousarray, which turns 0-d into 1-d
+        return TensorData(cuda.to_device(np.ascontiguousarray(array).reshape(-1)), shape)
 
     def to_numpy(self, data: TensorData) -> np.ndarray:
         if data.size == 0:
