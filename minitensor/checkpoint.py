@@ -1,0 +1,165 @@
+"""Checkpoints: module state dicts and safetensors files (no pickle).
+
+* :func:`state_dict` / :func:`load_state_dict` work on any :class:`~minitensor.Module` (nn layers
+  also have them as methods): parameters and buffers under dotted names such as ``"0.weight"``.
+* :func:`save` writes ``{name: Tensor or ndarray}`` in the safetensors format atomically (a temp
+  file in the same directory, fsync, ``os.replace``), so a crash mid-write leaves any old file intact.
+* :func:`load` reads one back as tensors on a chosen backend.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .backends import get_backend
+from .errors import MinitensorError
+from .module import Module
+from .tensor import Tensor
+
+
+class CheckpointError(MinitensorError, ValueError):
+    """A checkpoint file that cannot be read, or a state dict that does not fit a module."""
+
+
+class LoadResult(NamedTuple):
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _slots(module: Module) -> dict[str, tuple[Module, str, str]]:
+    """Dotted name -> (owning module, attribute name, "parameter" | "buffer") in state-dict order."""
+    slots: dict[str, tuple[Module, str, str]] = {}
+    for prefix, m in module.named_modules():
+        for name in m._parameters:
+            slots[f"{prefix}.{name}" if prefix else name] = (m, name, "parameter")
+        for name in m._buffers:
+            slots[f"{prefix}.{name}" if prefix else name] = (m, name, "buffer")
+    return slots
+
+
+def _current(owner: Module, attr: str, kind: str) -> Any:
+    return owner._parameters[attr].value if kind == "parameter" else owner._buffers[attr]
+
+
+def state_dict(module: Module) -> dict[str, Tensor]:
+    """Every parameter and buffer of ``module`` by dotted name, as detached tensors (a snapshot: optimizers replace values)."""
+    out: dict[str, Tensor] = {}
+    for name, (owner, attr, kind) in _slots(module).items():
+        value = _current(owner, attr, kind)
+        out[name] = value.detach() if isinstance(value, Tensor) else value
+    return out
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    return value.to_numpy() if isinstance(value, Tensor) else np.asarray(value)
+
+
+def load_state_dict(module: Module, state: Mapping[str, Any], strict: bool = True) -> LoadResult:
+    """Copy ``state`` (tensors or arrays by dotted name) into ``module``'s parameters and buffers.
+
+    Values are converted to each target's backend and dtype. Mis-shaped entries always raise; with
+    ``strict`` (the default) missing and unexpected names raise too. The error lists every problem.
+    Nothing is changed when an error is raised.
+    """
+    slots = _slots(module)
+    missing = [name for name in slots if name not in state]
+    unexpected = [name for name in state if name not in slots]
+    mismatched = []
+    for name, (owner, attr, kind) in slots.items():
+        if name in state:
+            have = tuple(getattr(_current(owner, attr, kind), "shape", ()))
+            got = tuple(np.shape(state[name]) if not isinstance(state[name], Tensor) else state[name].shape)
+            if have != got:
+                mismatched.append(f"{name}: checkpoint has shape {got}, module has {have}")
+    problems = []
+    if mismatched:
+        problems.append("mis-shaped: " + "; ".join(mismatched))
+    if strict and missing:
+        problems.append("missing: " + ", ".join(missing))
+    if strict and unexpected:
+        problems.append("unexpected: " + ", ".join(unexpected))
+    if problems:
+        raise CheckpointError(f"cannot load state dict into {type(module).__name__}: " + " | ".join(problems))
+    for name, (owner, attr, kind) in slots.items():
+        if name not in state:
+            continue
+        old = _current(owner, attr, kind)
+        array = _to_numpy(state[name]).astype(old.dtype, copy=False)
+        new = Tensor(old.backend.from_numpy(array), old.backend)
+        if kind == "parameter":
+            owner._parameters[attr].update(new)
+        else:
+            owner.set_buffer(attr, new)
+    return LoadResult(missing, unexpected)
+
+
+def _write_all(handle: Any, data: bytes) -> None:
+    """Write ``data`` in chunks (a seam for tests that simulate a failure mid-write)."""
+    view = memoryview(data)
+    chunk = 1 << 20
+    for start in range(0, len(view), chunk):
+        handle.write(view[start : start + chunk])
+
+
+def save(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``state`` ({name: Tensor or NumPy array}) to ``path`` in the safetensors format, atomically."""
+    from safetensors.numpy import save as encode
+
+    arrays = {}
+    for name, value in state.items():
+        if not isinstance(name, str):
+            raise TypeError(f"state dict keys must be strings, got {name!r}")
+        if not isinstance(value, (Tensor, np.ndarray)):
+            raise TypeError(f"state dict value {name!r} must be a Tensor or NumPy array, got {type(value).__name__}")
+        arrays[name] = np.ascontiguousarray(_to_numpy(value))
+    data = encode(arrays, metadata={"format": "minitensor", **(dict(metadata) if metadata else {})})
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            _write_all(handle, data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:  # make the rename itself durable (POSIX; best effort elsewhere)
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def load(path: str | os.PathLike[str], backend: Any = None) -> dict[str, Tensor]:
+    """Read a safetensors file into {name: Tensor} on ``backend`` (default backend when None).
+
+    float32/float64 arrays keep their dtype; other numeric arrays become float64 (float16 becomes float32).
+    """
+    from safetensors.numpy import load as decode
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        arrays = decode(data)
+    except Exception as error:  # safetensors raises its own error types for bad headers and truncated data
+        raise CheckpointError(f"{os.fspath(path)!r} is not a readable safetensors file: {error}") from error
+    chosen = get_backend(backend)
+    out = {}
+    for name, array in arrays.items():
+        if array.dtype not in (np.float32, np.float64):
+            array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
+        out[name] = Tensor(chosen.from_numpy(array), chosen)
+    return out
