@@ -12,6 +12,7 @@ simulator instead).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +45,9 @@ if not _gpu_available():
 
 from . import cuda_kernels as kernels  # noqa: E402 - only once a device is known to exist
 from .base import Backend  # noqa: E402
+
+# Small tensors legitimately launch small grids; Numba would warn on each new launch site.
+warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
 
 THREADS_PER_BLOCK = 256
 """Threads per block for map, zip and fill (fewer for tiny tensors)."""
