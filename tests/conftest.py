@@ -5,8 +5,13 @@ from __future__ import annotations
 import importlib.util
 import os
 
+# Run the cuda backend on Numba's simulator unless told otherwise (set NUMBA_ENABLE_CUDASIM=0 on a GPU machine).
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 import pytest
 from hypothesis import HealthCheck, settings
+
+from minitensor.errors import BackendUnavailableError
 
 # "ci": no per-example deadline (first calls JIT-compile), few examples; "thorough": for local runs.
 settings.register_profile(
@@ -17,7 +22,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def _available(name: str) -> bool:
-    return importlib.util.find_spec(f"minitensor.backends.{name}") is not None
+    if importlib.util.find_spec(f"minitensor.backends.{name}") is None:
+        return False
+    try:
+        from minitensor.backends import get_backend
+
+        get_backend(name)
+    except BackendUnavailableError:
+        return False
+    return True
 
 
 # Later backends join here; tests take the backend name as the `backend` fixture parameter.
