@@ -9,7 +9,8 @@ so the ``fast`` and ``cuda`` backends compile these exact functions with Numba.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ MAX_DIMS = 32
 
 Shape = tuple[int, ...]
 Strides = tuple[int, ...]
-DTYPES = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
+DTYPES: dict[str, np.dtype] = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64)}
 
 
 # --- index math (Numba-compilable) --------------------------------------------------------------

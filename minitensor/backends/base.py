@@ -61,7 +61,7 @@ class Backend(ABC):
         All three have the same number of dims (>= 2); the batch dims of ``a`` and ``b`` broadcast to ``out``'s.
         """
 
-    def synchronize(self) -> None:
+    def synchronize(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Wait for queued work (no-op on CPU backends)."""
 
     def __repr__(self) -> str:
