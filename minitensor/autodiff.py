@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 _grad_enabled = True
 _ids = itertools.count()

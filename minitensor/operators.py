@@ -9,7 +9,7 @@ the backends receive those names, never Python callables.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 EPS = 1e-6
 

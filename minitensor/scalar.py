@@ -9,7 +9,6 @@ from .autodiff import Context, Function, History, backpropagate, next_id
 from .errors import GradientError
 
 
-
 class Scalar:
     """A float that records the operations applied to it, so ``backward()`` can fill ``.grad``."""
 

@@ -3,7 +3,8 @@ central differences of the NumPy function, over random shapes, non-contiguous la
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
