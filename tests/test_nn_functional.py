@@ -1,0 +1,219 @@
+"""nn.functional: forward against NumPy references, backward against central differences (float64)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+from minitensor.errors import ShapeError
+from minitensor.nn import functional as F
+
+RNG = np.random.default_rng(0)
+
+
+def check_grad(fn, arrays, backend, directions=2, eps=1e-6, tol=1e-6):
+    """Compare autodiff with central differences of fn along random directions, for each input."""
+    rng = np.random.default_rng(1)
+    tensors = [mt.tensor(a, backend=backend, dtype="float64", requires_grad=True) for a in arrays]
+    out = fn(*tensors)
+    weights = rng.standard_normal(out.shape)
+    (out * mt.tensor(weights, backend=backend)).sum().backward()
+
+    def value(args):
+        return float((fn(*[mt.tensor(a, backend=backend, dtype="float64") for a in args]).to_numpy() * weights).sum())
+
+    for k, a in enumerate(arrays):
+        grad = tensors[k].grad.to_numpy()
+        assert grad.shape == a.shape
+        for _ in range(directions):
+            v = rng.standard_normal(a.shape)
+            plus = [x + eps * v if i == k else x for i, x in enumerate(arrays)]
+            minus = [x - eps * v if i == k else x for i, x in enumerate(arrays)]
+            numeric = (value(plus) - value(minus)) / (2 * eps)
+            analytic = float((grad * v).sum())
+            assert abs(numeric - analytic) <= tol * max(1.0, abs(numeric)), (k, numeric, analytic)
+
+
+def ref_conv2d(x, w, b, stride, padding):
+    (sh, sw), (ph, pw) = stride, padding
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    B, C, H, W = x.shape
+    O, _, kh, kw = w.shape
+    oh, ow = (H - kh) // sh + 1, (W - kw) // sw + 1
+    out = np.zeros((B, O, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw]
+            out[:, :, i, j] = np.einsum("bchw,ochw->bo", patch, w)
+    return out + (0 if b is None else b[None, :, None, None])
+
+
+def ref_pool(x, k, s, fn):
+    B, C, H, W = x.shape
+    oh, ow = (H - k[0]) // s[0] + 1, (W - k[1]) // s[1] + 1
+    out = np.zeros((B, C, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = fn(x[:, :, i * s[0] : i * s[0] + k[0], j * s[1] : j * s[1] + k[1]], axis=(2, 3))
+    return out
+
+
+def np_softmax(x, dim):
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+# --- softmax family ---
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_and_logsoftmax_forward(backend, dim):
+    x = RNG.standard_normal((3, 4))
+    t = mt.tensor(x, backend=backend)
+    np.testing.assert_allclose(F.softmax(t, dim).to_numpy(), np_softmax(x, dim), rtol=1e-10)
+    np.testing.assert_allclose(F.logsoftmax(t, dim).to_numpy(), np.log(np_softmax(x, dim)), rtol=1e-10, atol=1e-12)
+
+
+def test_softmax_stable_for_huge_logits(backend):
+    x = np.array([[1000.0, 999.0, -1000.0], [-1000.0, -1001.0, -999.0]])
+    for dtype in ("float32", "float64"):
+        t = mt.tensor(x, backend=backend, dtype=dtype)
+        s, ls = F.softmax(t, 1).to_numpy(), F.logsoftmax(t, 1).to_numpy()
+        assert np.all(np.isfinite(s)) and np.all(np.isfinite(ls))
+        np.testing.assert_allclose(s, np_softmax(x, 1), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(ls, x - x.max(1, keepdims=True) - np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)),
+                                   rtol=1e-5)
+
+
+def test_softmax_logsoftmax_grad(backend):
+    x = RNG.standard_normal((2, 3))
+    check_grad(lambda t: F.softmax(t, 1), [x], backend)
+    check_grad(lambda t: F.logsoftmax(t, 0), [x], backend)
+
+
+def test_max_and_argmax(backend):
+    x = np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]])
+    t = mt.tensor(x, backend=backend)
+    np.testing.assert_array_equal(F.max(t, 1).to_numpy(), [5.0, 7.0])
+    assert F.max(t).item() == 7.0
+    idx = F.argmax(t, 1)
+    assert idx.dtype == np.int64
+    np.testing.assert_array_equal(idx, [1, 0])  # first index wins a tie
+    np.testing.assert_array_equal(F.argmax(t, 0), [1, 0, 1])
+    assert F.argmax(t, 1, keepdim=True).shape == (2, 1)
+    assert int(F.argmax(t)) == 3
+    check_grad(lambda a: F.max(a, 0), [RNG.standard_normal((3, 2))], backend)
+
+
+# --- dropout, flatten, activations ---
+
+
+def test_dropout(backend):
+    x = mt.ones(20, 10, backend=backend)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    assert np.all(F.dropout(x, 1.0).to_numpy() == 0)
+    mt.manual_seed(3)
+    out = F.dropout(x, 0.25).to_numpy()
+    np.testing.assert_allclose(out[out != 0], 1 / 0.75)
+    assert 0.1 < np.mean(out == 0) < 0.4
+    mt.manual_seed(3)
+    np.testing.assert_array_equal(F.dropout(x, 0.25).to_numpy(), out)  # reproducible from the seed
+    with pytest.raises(ValueError):
+        F.dropout(x, 1.5)
+    t = mt.tensor(np.ones((4, 5)), backend=backend, requires_grad=True)
+    mt.manual_seed(4)
+    out = F.dropout(t, 0.5)
+    out.sum().backward()
+    np.testing.assert_allclose(t.grad.to_numpy(), out.to_numpy())  # grad = mask / (1 - p) = out for x = 1
+
+
+def test_flatten(backend):
+    t = mt.tensor(np.arange(24.0).reshape(2, 3, 4), backend=backend)
+    assert F.flatten(t).shape == (2, 12)
+    assert F.flatten(t, 0).shape == (24,)
+    np.testing.assert_array_equal(F.flatten(t.permute(0, 2, 1)).to_numpy(), np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1).reshape(2, 12))
+
+
+def test_activations(backend):
+    x = RNG.standard_normal((3, 4))
+    t = mt.tensor(x, backend=backend)
+    np.testing.assert_allclose(F.leaky_relu(t, 0.1).to_numpy(), np.where(x > 0, x, 0.1 * x))
+    gelu = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    np.testing.assert_allclose(F.gelu(t).to_numpy(), gelu, rtol=1e-10)
+    check_grad(lambda a: F.gelu(a), [x], backend)
+    check_grad(lambda a: F.leaky_relu(a, 0.2), [x], backend)
+
+
+# --- convolution and pooling ---
+
+
+CONV2D_CASES = [((1, 1), (0, 0)), ((2, 1), (1, 0)), ((2, 2), (1, 2))]
+
+
+@pytest.mark.parametrize("stride,padding", CONV2D_CASES)
+def test_conv2d_forward(backend, stride, padding):
+    x, w, b = RNG.standard_normal((2, 2, 5, 6)), RNG.standard_normal((3, 2, 3, 2)), RNG.standard_normal(3)
+    out = F.conv2d(mt.tensor(x, backend=backend), mt.tensor(w, backend=backend), mt.tensor(b, backend=backend), stride, padding)
+    np.testing.assert_allclose(out.to_numpy(), ref_conv2d(x, w, b, stride, padding), rtol=1e-10, atol=1e-12)
+    no_bias = F.conv2d(mt.tensor(x, backend=backend), mt.tensor(w, backend=backend), None, stride, padding)
+    np.testing.assert_allclose(no_bias.to_numpy(), ref_conv2d(x, w, None, stride, padding), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("stride,padding", [((1, 1), (1, 1)), ((2, 1), (0, 1))])
+def test_conv2d_grad(backend, stride, padding):
+    x, w, b = RNG.standard_normal((1, 2, 4, 4)), RNG.standard_normal((2, 2, 2, 3)), RNG.standard_normal(2)
+    check_grad(lambda a, c, d: F.conv2d(a, c, d, stride, padding), [x, w, b], backend)
+
+
+@pytest.mark.parametrize("stride,padding", [(1, 0), (2, 1)])
+def test_conv1d(backend, stride, padding):
+    x, w, b = RNG.standard_normal((2, 2, 7)), RNG.standard_normal((3, 2, 3)), RNG.standard_normal(3)
+    out = F.conv1d(mt.tensor(x, backend=backend), mt.tensor(w, backend=backend), mt.tensor(b, backend=backend), stride, padding)
+    expected = ref_conv2d(x[:, :, None, :], w[:, :, None, :], b, (1, stride), (0, padding))[:, :, 0, :]
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-10, atol=1e-12)
+    check_grad(lambda a, c, d: F.conv1d(a, c, d, stride, padding), [x[:1], w, b], backend)
+
+
+def test_conv_float32_and_strided_input(backend):
+    x, w = RNG.standard_normal((1, 5, 5, 2)), RNG.standard_normal((2, 2, 3, 3))
+    t = mt.tensor(x, backend=backend, dtype="float32").permute(0, 3, 1, 2)  # a non-contiguous input
+    out = F.conv2d(t, mt.tensor(w, backend=backend, dtype="float32"), padding=1)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.to_numpy(), ref_conv2d(x.transpose(0, 3, 1, 2), w, None, (1, 1), (1, 1)), rtol=1e-4, atol=1e-5)
+
+
+def test_conv_errors(backend):
+    x = mt.zeros(1, 2, 4, 4, backend=backend)
+    with pytest.raises(ShapeError, match="channels"):
+        F.conv2d(x, mt.zeros(1, 3, 2, 2, backend=backend))
+    with pytest.raises(ShapeError, match="larger"):
+        F.conv2d(x, mt.zeros(1, 2, 5, 5, backend=backend))
+    with pytest.raises(ShapeError):
+        F.conv2d(mt.zeros(2, 4, 4, backend=backend), mt.zeros(1, 2, 2, 2, backend=backend))
+    with pytest.raises(ShapeError, match="bias"):
+        F.conv2d(x, mt.zeros(1, 2, 2, 2, backend=backend), mt.zeros(2, backend=backend))
+
+
+@pytest.mark.parametrize("kernel,stride", [((2, 2), None), ((3, 2), (1, 2))])
+def test_pooling(backend, kernel, stride):
+    x = RNG.standard_normal((2, 2, 5, 4))
+    t = mt.tensor(x, backend=backend)
+    s = kernel if stride is None else stride
+    np.testing.assert_allclose(F.maxpool2d(t, kernel, stride).to_numpy(), ref_pool(x, kernel, s, np.max))
+    np.testing.assert_allclose(F.avgpool2d(t, kernel, stride).to_numpy(), ref_pool(x, kernel, s, np.mean), rtol=1e-12)
+    check_grad(lambda a: F.maxpool2d(a, kernel, stride), [x[:1]], backend)
+    check_grad(lambda a: F.avgpool2d(a, kernel, stride), [x[:1]], backend)
+
+
+def test_avgpool_padding(backend):
+    x = RNG.standard_normal((1, 1, 3, 3))
+    out = F.avgpool2d(mt.tensor(x, backend=backend), 2, 2, padding=1).to_numpy()
+    np.testing.assert_allclose(out, ref_pool(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), (2, 2), (2, 2), np.mean))
+
+
+def test_pad_grad(backend):
+    check_grad(lambda a: F.pad(a, ((1, 0), (2, 1))), [RNG.standard_normal((2, 3, 2))], backend)
