@@ -41,9 +41,9 @@ def ref_conv2d(x, w, b, stride, padding):
     (sh, sw), (ph, pw) = stride, padding
     x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     B, C, H, W = x.shape
-    O, _, kh, kw = w.shape
+    out_c, _, kh, kw = w.shape
     oh, ow = (H - kh) // sh + 1, (W - kw) // sw + 1
-    out = np.zeros((B, O, oh, ow))
+    out = np.zeros((B, out_c, oh, ow))
     for i in range(oh):
         for j in range(ow):
             patch = x[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw]
@@ -135,7 +135,8 @@ def test_flatten(backend):
     t = mt.tensor(np.arange(24.0).reshape(2, 3, 4), backend=backend)
     assert F.flatten(t).shape == (2, 12)
     assert F.flatten(t, 0).shape == (24,)
-    np.testing.assert_array_equal(F.flatten(t.permute(0, 2, 1)).to_numpy(), np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1).reshape(2, 12))
+    expected = np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1).reshape(2, 12)
+    np.testing.assert_array_equal(F.flatten(t.permute(0, 2, 1)).to_numpy(), expected)
 
 
 def test_activations(backend):
