@@ -54,18 +54,12 @@ def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[n
     return coalesce(dims, 1 + len(views))
 
 
-def is_flat(shape: np.ndarray, strides: np.ndarray) -> bool:
-    """One dim, unit stride for every operand: a plain flat loop."""
-    return shape.size == 1 and bool(np.all(strides == 1))
-
-
 def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -> tuple[int, int]:
-    """(number of chunks, rows per chunk) splitting the rows (all dims but the last) of ``shape``."""
+    """(number of chunks, elements per chunk) for a parallel loop over the elements of ``shape``."""
     total = int(np.prod(shape))
-    rows = total // max(int(shape[-1]), 1)
-    wanted = max(1, min(rows, total // min_chunk, max_chunks))
-    per_chunk = -(-rows // wanted)
-    return -(-rows // per_chunk), per_chunk
+    wanted = max(1, min(total // min_chunk, max_chunks))
+    per_chunk = -(-total // wanted)
+    return -(-total // per_chunk), per_chunk
 
 
 class FastBackend(HostBackend):
@@ -81,22 +75,14 @@ class FastBackend(HostBackend):
         if out.size == 0:
             return
         shape, strides = elementwise_layout(out, [a])
-        kernels = kernel_module("map", op)
-        if is_flat(shape, strides):
-            kernels.map_flat(a.storage, out.storage, int(shape[0]))
-        else:
-            kernels.map_strided(a.storage, out.storage, shape, strides, *chunking(shape))
+        kernel_module("map", op).map_kernel(a.storage, out.storage, shape, strides, *chunking(shape))
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
         BINARY_OPS[op]
         if out.size == 0:
             return
         shape, strides = elementwise_layout(out, [a, b])
-        kernels = kernel_module("zip", op)
-        if is_flat(shape, strides):
-            kernels.zip_flat(a.storage, b.storage, out.storage, int(shape[0]))
-        else:
-            kernels.zip_strided(a.storage, b.storage, out.storage, shape, strides, *chunking(shape))
+        kernel_module("zip", op).zip_kernel(a.storage, b.storage, out.storage, shape, strides, *chunking(shape))
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
         REDUCE_OPS[op]
@@ -115,14 +101,12 @@ class FastBackend(HostBackend):
             outer_shape, outer_strides = shape[:-1].copy(), np.ascontiguousarray(strides[:, :-1])
             rows = int(np.prod(outer_shape))
             tiles_wanted = -(-16 // rows)
-            tile = min(1024, max(32, -(-inner // tiles_wanted)))
+            tile = min(8192, max(256, -(-inner // tiles_wanted)))
             so, sa = int(strides[0, -1]), int(strides[1, -1])
             kernels.reduce_outer(a.storage, out.storage, outer_shape, outer_strides, inner, so, sa, length, stride, tile)
         else:
-            total = int(np.prod(shape))
-            wanted = max(1, min(total, total * max(length, 1) // 16384, 256))
-            per_chunk = -(-total // wanted)
-            kernels.reduce_inner(a.storage, out.storage, shape, strides, length, stride, -(-total // per_chunk), per_chunk)
+            n_chunks, per_chunk = chunking(shape, min_chunk=max(1, 16384 // max(length, 1)))
+            kernels.reduce_inner(a.storage, out.storage, shape, strides, length, stride, n_chunks, per_chunk)
 
     def matmul(self, a: TensorData, b: TensorData, out: TensorData) -> None:
         if out.size == 0:

@@ -5,7 +5,7 @@ file's path and timestamp. So for each (family, op) we copy the template
 :mod:`minitensor.backends.fast_kernels` into ``<cache dir>/<fingerprint>/<family>_<op>.py`` with the
 op name filled in, import it, and let Numba cache the compiled kernels next to it in
 ``__pycache__``. The fingerprint hashes everything the compiled code depends on (template,
-operators, index math, Numba/NumPy/Python versions), so a change anywhere gets a fresh directory
+operators, the index functions, Numba/NumPy/Python versions), so a change anywhere gets a fresh directory
 instead of stale machine code. Files are only ever created, never rewritten, so their timestamps
 (and with them Numba's cache entries) stay valid; creation is atomic, so concurrent processes
 (pytest-xdist) are safe.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -49,7 +50,8 @@ def _read(module: ModuleType | Path) -> str:
 def fingerprint() -> str:
     """Hash of everything generated kernels depend on."""
     digest = hashlib.sha256()
-    for part in (_read(TEMPLATE), _read(operators), _read(tensor_data), numba.__version__, np.__version__, sys.version):
+    index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
+    for part in (_read(TEMPLATE), _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]

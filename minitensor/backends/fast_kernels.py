@@ -12,6 +12,8 @@ Calling conventions (all positions are storage offsets in elements, all index ar
   ``rows_per_chunk`` rows (a row is the innermost dim); each chunk finds its start index once
   with ``to_index`` and then moves position by adding strides: no division per element.
 * values are computed in float64 (like the ``simple`` backend) and cast on store.
+* unit-stride inner loops index slices, not ``storage[pos + k]``: Numba then needs no negative-index
+  check per element and LLVM vectorises the loop.
 """
 
 from __future__ import annotations
@@ -74,86 +76,95 @@ def start_positions(ordinal, shape, strides, index, pos):
         pos[j] = index_to_position(index, strides[j])
 
 
-# --- map -----------------------------------------------------------------------------------------
+# --- map and zip ---------------------------------------------------------------------------------
+# One kernel per op covers every layout: chunks are runs of elements in row-major order of the
+# coalesced shape, so a contiguous (or identically strided) call is one flat dim split into chunks
+# and takes the unit-stride loop, while broadcast/permuted calls walk rows with the odometer.
+
+
+@njit(inline="always")
+def next_row(index, shape, strides, pos, start):
+    """Rewind the innermost dim from ``start`` to 0 and step the odometer to the next row."""
+    nd = shape.size
+    for j in range(pos.size):
+        pos[j] -= start * strides[j, nd - 1]
+    index[nd - 1] = 0
+    advance(index, shape, strides, pos, nd - 2)
 
 
 @njit(parallel=True, cache=True)
-def map_flat(a, out, n):
-    """out[i] = f(a[i]) for i < n (both dense with the same layout)."""
-    for i in prange(n):
-        out[i] = unary(np.float64(a[i]))
-
-
-@njit(parallel=True, cache=True)
-def map_strided(a, out, shape, strides, n_chunks, rows_per_chunk):
-    """General strided map; ``strides`` rows are (out, a)."""
+def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
+    """out = f(a) over ``shape``; ``strides`` rows are (out, a); chunks hold ``per_chunk`` elements."""
     nd = shape.size
     inner = shape[nd - 1]
-    n_rows = 1
-    for d in range(nd - 1):
-        n_rows *= shape[d]
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
     so = strides[0, nd - 1]
     sa = strides[1, nd - 1]
     for c in prange(n_chunks):
-        r0 = c * rows_per_chunk
-        r1 = min(r0 + rows_per_chunk, n_rows)
+        e = c * per_chunk
+        end = min(e + per_chunk, total)
         index = np.empty(nd, np.int64)
         pos = np.empty(2, np.int64)
-        start_positions(r0 * inner, shape, strides, index, pos)
-        for _ in range(r0, r1):
+        start_positions(e, shape, strides, index, pos)
+        while e < end:
+            start = index[nd - 1]
+            run = min(inner - start, end - e)
             po = pos[0]
             pa = pos[1]
             if so == 1 and sa == 1:
-                for k in range(inner):
-                    out[po + k] = unary(np.float64(a[pa + k]))
+                out_run = out[po : po + run]
+                a_run = a[pa : pa + run]
+                for k in range(run):
+                    out_run[k] = unary(np.float64(a_run[k]))
             else:
-                for k in range(inner):
+                for k in range(run):
                     out[po + k * so] = unary(np.float64(a[pa + k * sa]))
-            advance(index, shape, strides, pos, nd - 2)
-
-
-# --- zip -----------------------------------------------------------------------------------------
-
-
-@njit(parallel=True, cache=True)
-def zip_flat(a, b, out, n):
-    """out[i] = f(a[i], b[i]) for i < n (all dense with the same layout)."""
-    for i in prange(n):
-        out[i] = binary(np.float64(a[i]), np.float64(b[i]))
+            e += run
+            next_row(index, shape, strides, pos, start)
 
 
 @njit(parallel=True, cache=True)
-def zip_strided(a, b, out, shape, strides, n_chunks, rows_per_chunk):
-    """General strided zip; ``strides`` rows are (out, a, b)."""
+def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk):
+    """out = f(a, b) over ``shape``; ``strides`` rows are (out, a, b); chunks hold ``per_chunk`` elements."""
     nd = shape.size
     inner = shape[nd - 1]
-    n_rows = 1
-    for d in range(nd - 1):
-        n_rows *= shape[d]
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
     so = strides[0, nd - 1]
     sa = strides[1, nd - 1]
     sb = strides[2, nd - 1]
     for c in prange(n_chunks):
-        r0 = c * rows_per_chunk
-        r1 = min(r0 + rows_per_chunk, n_rows)
+        e = c * per_chunk
+        end = min(e + per_chunk, total)
         index = np.empty(nd, np.int64)
         pos = np.empty(3, np.int64)
-        start_positions(r0 * inner, shape, strides, index, pos)
-        for _ in range(r0, r1):
+        start_positions(e, shape, strides, index, pos)
+        while e < end:
+            start = index[nd - 1]
+            run = min(inner - start, end - e)
             po = pos[0]
             pa = pos[1]
             pb = pos[2]
             if so == 1 and sa == 1 and sb == 1:
-                for k in range(inner):
-                    out[po + k] = binary(np.float64(a[pa + k]), np.float64(b[pb + k]))
+                out_run = out[po : po + run]
+                a_run = a[pa : pa + run]
+                b_run = b[pb : pb + run]
+                for k in range(run):
+                    out_run[k] = binary(np.float64(a_run[k]), np.float64(b_run[k]))
             elif so == 1 and sa == 1 and sb == 0:
+                out_run = out[po : po + run]
+                a_run = a[pa : pa + run]
                 y = np.float64(b[pb])
-                for k in range(inner):
-                    out[po + k] = binary(np.float64(a[pa + k]), y)
+                for k in range(run):
+                    out_run[k] = binary(np.float64(a_run[k]), y)
             else:
-                for k in range(inner):
+                for k in range(run):
                     out[po + k * so] = binary(np.float64(a[pa + k * sa]), np.float64(b[pb + k * sb]))
-            advance(index, shape, strides, pos, nd - 2)
+            e += run
+            next_row(index, shape, strides, pos, start)
 
 
 # --- reduce --------------------------------------------------------------------------------------
@@ -179,8 +190,9 @@ def reduce_inner(a, out, shape, strides, length, stride, n_chunks, per_chunk):
             pa = pos[1]
             acc = FOLD_START
             if stride == 1:
+                a_run = a[pa : pa + length]
                 for k in range(length):
-                    acc = fold(acc, np.float64(a[pa + k]))
+                    acc = fold(acc, np.float64(a_run[k]))
             else:
                 for k in range(length):
                     acc = fold(acc, np.float64(a[pa + k * stride]))
@@ -212,8 +224,9 @@ def reduce_outer(a, out, outer_shape, outer_strides, inner, so, sa, length, stri
         for k in range(length):
             p = base + k * stride
             if sa == 1:
+                a_run = a[p : p + width]
                 for j in range(width):
-                    acc[j] = fold(acc[j], np.float64(a[p + j]))
+                    acc[j] = fold(acc[j], np.float64(a_run[j]))
             else:
                 for j in range(width):
                     acc[j] = fold(acc[j], np.float64(a[p + j * sa]))
@@ -261,8 +274,10 @@ def matmul_tiled(a, b, out, batch_shape, batch_strides, mat_strides, m, k, n, ti
             for i in range(rows):
                 x = np.float64(a[pos[1] + (i0 + i) * sam + kk * sak])
                 if sbn == 1:
+                    b_run = b[pb : pb + cols]
+                    acc_row = acc[i]
                     for j in range(cols):
-                        acc[i, j] += x * np.float64(b[pb + j])
+                        acc_row[j] += x * np.float64(b_run[j])
                 else:
                     for j in range(cols):
                         acc[i, j] += x * np.float64(b[pb + j * sbn])
