@@ -248,3 +248,88 @@ def subtree(flat: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
     """Entries under ``prefix.`` with the prefix removed."""
     p = prefix + "."
     return {k[len(p) :]: v for k, v in flat.items() if k.startswith(p)}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def save_checkpoint(path: str | Path, model: Any, optimizer: Any = None, meta: dict[str, Any] | None = None) -> Path:
+    """Model parameters/buffers + optimizer state + ``meta`` (epoch, history, settings) in one safetensors file.
+
+    Tensors go in as arrays (``model.<name>``, ``optim.<param index>.<name>``); the optimizer's
+    hyperparameters and plain-number state and ``meta`` go in the file's metadata as JSON.
+    Written with :func:`minitensor.save` (atomic).
+    """
+    import json
+
+    from minitensor import checkpoint
+
+    arrays: dict[str, Any] = {f"model.{k}": v for k, v in checkpoint.state_dict(model).items()}
+    optim_meta: dict[str, Any] = {}
+    if optimizer is not None:
+        state = optimizer.state_dict()
+        numbers: dict[str, dict[str, Any]] = {}
+        for index, entry in state["state"].items():
+            for name, value in entry.items():
+                if isinstance(value, np.ndarray):
+                    arrays[f"optim.{index}.{name}"] = value
+                else:
+                    numbers.setdefault(str(index), {})[name] = _jsonable(value)
+        optim_meta = {"type": type(optimizer).__name__, "param_groups": _jsonable(state["param_groups"]), "numbers": numbers}
+    metadata = {"optimizer": json.dumps(optim_meta), "meta": json.dumps(_jsonable(meta or {}))}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save = getattr(minitensor, "save", checkpoint.save)
+    save(arrays, path, metadata=metadata)
+    return path
+
+
+def load_checkpoint(path: str | Path, model: Any, optimizer: Any = None) -> dict[str, Any]:
+    """Restore what :func:`save_checkpoint` wrote into ``model`` (and ``optimizer``); returns ``meta``."""
+    import json
+
+    from safetensors import safe_open
+
+    from minitensor import checkpoint
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    try:
+        with safe_open(str(path), framework="numpy") as handle:
+            metadata = handle.metadata() or {}
+            arrays = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 - safe_open has no items()
+    except Exception as error:  # noqa: BLE001 - safetensors raises its own types
+        raise ProjectError(f"{path} is not a readable checkpoint: {error}") from error
+    model_state = {k[len("model.") :]: v for k, v in arrays.items() if k.startswith("model.")}
+    try:
+        checkpoint.load_state_dict(model, model_state)
+    except ValueError as error:
+        raise ProjectError(f"{path} does not fit this model (different flags?): {error}") from error
+    optim_meta = json.loads(metadata.get("optimizer", "{}") or "{}")
+    if optimizer is not None and optim_meta:
+        if optim_meta.get("type") != type(optimizer).__name__:
+            raise ProjectError(f"{path} holds {optim_meta.get('type')} state but this run uses {type(optimizer).__name__}")
+        state: dict[int, dict[str, Any]] = {}
+        for key, value in arrays.items():
+            if key.startswith("optim."):
+                _, index, name = key.split(".", 2)
+                state.setdefault(int(index), {})[name] = value
+        for index, entry in optim_meta["numbers"].items():
+            for name, value in entry.items():
+                state.setdefault(int(index), {})[name] = tuple(value) if isinstance(value, list) else value
+        groups = []
+        for group in optim_meta["param_groups"]:
+            groups.append({k: (tuple(v) if isinstance(v, list) and k != "params" else v) for k, v in group.items()})
+        try:
+            optimizer.load_state_dict({"state": state, "param_groups": groups})
+        except (ValueError, KeyError) as error:
+            raise ProjectError(f"{path}: optimizer state does not fit: {error}") from error
+    return json.loads(metadata.get("meta", "{}") or "{}")
