@@ -44,3 +44,6 @@ __all__ = [
     "MinitensorError", "NonContiguousError", "PermutationError", "RaggedDataError", "ShapeError",
     "Module", "Parameter", "Scalar", "Tensor", "matmul", "TensorData",
 ]
+
+from . import nn, optim  # noqa: E402, F401 - after the core they build on
+from .checkpoint import load, save  # noqa: E402, F401
