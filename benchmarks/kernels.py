@@ -1,0 +1,191 @@
+"""Kernel benchmark: the ``fast`` backend against NumPy on the same machine, in the same run.
+
+Run ``python benchmarks/kernels.py [--repeat N] [--quick]``. Prints a Markdown table with the
+median time of each case and ``ratio = NumPy time / minitensor time`` (higher is better), then the
+first-call (compile or cache-load) time of each kernel family in fresh subprocesses, cold (empty
+kernel cache) and warm (the cache the cold run just filled).
+
+The backend kernels are called directly on TensorData (``from_numpy``/``empty``), so this measures
+kernels, not Python tensor overhead. While minitensor is timed, BLAS is limited to one thread
+with threadpoolctl (the ``fast`` matmul runs single-threaded BLAS calls inside its own parallel
+loop, and this avoids oversubscription); NumPy is timed with its default BLAS threads.
+
+``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are removed from this process's environment before
+NumPy loads (they can pin OpenBLAS to slow kernels); nothing else is changed.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_var, None)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from minitensor.backends.fast import backend as fast  # noqa: E402
+from minitensor.tensor_data import TensorData  # noqa: E402
+
+Case = tuple[str, Callable[[], object], Callable[[], object]]  # (name, NumPy call, minitensor call)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def median_times(numpy_fn: Callable[[], object], fast_fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall times of ``repeat`` calls of each, alternating so both see the same machine load."""
+    numpy_fn()
+    with threadpool_limits(limits=1, user_api="blas"):
+        fast_fn()
+    numpy_times, fast_times = [], []
+    for _ in range(repeat):
+        numpy_times.append(timed(numpy_fn))
+        with threadpool_limits(limits=1, user_api="blas"):
+            fast_times.append(timed(fast_fn))
+    return float(np.median(numpy_times)), float(np.median(fast_times))
+
+
+def td(array: np.ndarray) -> TensorData:
+    return fast.from_numpy(array)
+
+
+def elementwise_cases(rng: np.random.Generator, n: int) -> list[Case]:
+    side = int(round(n**0.5))
+    rows, cols = n // 1000, 1000
+    x = rng.standard_normal(n)
+    y = rng.standard_normal(n)
+    sq_x = rng.standard_normal((side, side))
+    sq_y = rng.standard_normal((side, side))
+    mat = rng.standard_normal((rows, cols))
+    row = rng.standard_normal(cols)
+    out_flat, out_sq, out_mat = np.empty(n), np.empty((side, side)), np.empty((rows, cols))
+    tx, ty, tsq_x, tmat, trow = td(x), td(y), td(sq_x), td(mat), td(row)
+    tsq_yt = td(np.ascontiguousarray(sq_y.T)).permute(1, 0)  # same values as sq_y, transposed storage
+    sq_yt = np.ascontiguousarray(sq_y.T).T
+    to_flat, to_sq = fast.empty((n,), np.float64), fast.empty((side, side), np.float64)
+    to_mat = fast.empty((rows, cols), np.float64)
+    trow2 = trow.unsqueeze(0)
+    return [
+        ("map neg, contiguous", lambda: np.negative(x, out=out_flat), lambda: fast.map("neg", tx, to_flat)),
+        ("map exp, contiguous", lambda: np.exp(x, out=out_flat), lambda: fast.map("exp", tx, to_flat)),
+        ("map neg, transposed", lambda: np.negative(sq_yt, out=out_sq), lambda: fast.map("neg", tsq_yt, to_sq)),
+        ("zip add, contiguous", lambda: np.add(x, y, out=out_flat), lambda: fast.zip("add", tx, ty, to_flat)),
+        ("zip mul, contiguous", lambda: np.multiply(x, y, out=out_flat), lambda: fast.zip("mul", tx, ty, to_flat)),
+        ("zip add, one transposed", lambda: np.add(sq_x, sq_yt, out=out_sq), lambda: fast.zip("add", tsq_x, tsq_yt, to_sq)),
+        ("zip add, one broadcast", lambda: np.add(mat, row, out=out_mat), lambda: fast.zip("add", tmat, trow2, to_mat)),
+    ]
+
+
+def reduce_cases(rng: np.random.Generator, shape: tuple[int, ...]) -> list[Case]:
+    x = rng.standard_normal(shape)
+    tx = td(x)
+    cases = []
+    for dim in range(len(shape)):
+        out_shape = tuple(1 if i == dim else s for i, s in enumerate(shape))
+        out, tout = np.empty(out_shape), fast.empty(out_shape, np.float64)
+        cases.append(
+            (
+                f"sum dim {dim} of {shape}",
+                lambda dim=dim, out=out: np.sum(x, axis=dim, keepdims=True, out=out),
+                lambda dim=dim, tout=tout: fast.reduce("sum", tx, dim, tout),
+            )
+        )
+    return cases
+
+
+def matmul_cases(rng: np.random.Generator, sizes: list[int]) -> list[Case]:
+    cases = []
+    for dtype in (np.float32, np.float64):
+        for n in sizes:
+            a = rng.standard_normal((n, n)).astype(dtype)
+            b = rng.standard_normal((n, n)).astype(dtype)
+            out, tout = np.empty((n, n), dtype), fast.empty((n, n), dtype)
+            ta, tb = td(a), td(b)
+            cases.append(
+                (
+                    f"matmul n={n} {np.dtype(dtype).name}",
+                    lambda a=a, b=b, out=out: np.matmul(a, b, out=out),
+                    lambda ta=ta, tb=tb, tout=tout: fast.matmul(ta, tb, tout),
+                )
+            )
+    return cases
+
+
+FIRST_CALL_SCRIPT = r"""
+import json, sys, time
+start = time.perf_counter()
+import numpy as np
+from minitensor.backends.fast import backend as fast
+imported = time.perf_counter()
+x = fast.from_numpy(np.ones((64, 64)))
+out = fast.empty((64, 64), np.float64)
+col = fast.empty((64, 1), np.float64)
+times = {"import": imported - start}
+for name, call in [
+    ("map", lambda: fast.map("exp", x, out)),
+    ("zip", lambda: fast.zip("add", x, x.permute(1, 0), out)),
+    ("reduce", lambda: (fast.reduce("sum", x, 1, col), fast.reduce("sum", x.permute(1, 0), 1, col))),
+    ("matmul", lambda: fast.matmul(x, x, out)),
+]:
+    t = time.perf_counter()
+    call()
+    times[name] = time.perf_counter() - t
+print(json.dumps(times))
+"""
+
+
+def first_call_times(cache_dir: str) -> dict[str, float]:
+    """Import and first-call times of each kernel family in a fresh process using ``cache_dir``."""
+    env = dict(os.environ, MINITENSOR_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-c", FIRST_CALL_SCRIPT], env=env, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="timed calls per case (median reported)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    n = 10**6 if args.quick else 10**7
+    red_shape = (20, 50, 100) if args.quick else (100, 100, 1000)
+    sizes = [64, 128] if args.quick else [256, 512, 1024]
+    cases = elementwise_cases(rng, n) + reduce_cases(rng, red_shape) + matmul_cases(rng, sizes)
+
+    print(f"numba threads: {numba.get_num_threads()}, repeats: {args.repeat}, elements: {n:.0e}\n")
+    print("| case | NumPy ms | minitensor ms | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, numpy_fn, fast_fn in cases:
+        numpy_t, fast_t = median_times(numpy_fn, fast_fn, args.repeat)
+        print(f"| {name} | {numpy_t * 1e3:.2f} | {fast_t * 1e3:.2f} | {numpy_t / fast_t:.2f} |", flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="minitensor-bench-cache-") as cache_dir:
+        cold = first_call_times(cache_dir)
+        warm = first_call_times(cache_dir)
+    print("\nFirst call in a fresh process (s): cold = empty kernel cache, warm = second process")
+    print("| | " + " | ".join(cold) + " | first calls total |")
+    print("|---|" + "---:|" * (len(cold) + 1))
+    for label, times in (("cold", cold), ("warm", warm)):
+        total = sum(v for k, v in times.items() if k != "import")
+        print(f"| {label} | " + " | ".join(f"{v:.2f}" for v in times.values()) + f" | {total:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
