@@ -355,3 +355,12 @@ def test_second_process_loads_kernels_from_the_disk_cache() -> None:
     result = subprocess.run([sys.executable, "-c", WARM_SCRIPT], env=env, capture_output=True, text=True, check=True, timeout=120)
     stats = json.loads(result.stdout.strip().splitlines()[-1])
     assert stats == {"hits": 1, "misses": 0}
+
+
+@pytest.mark.parametrize("op", ["sum", "max"])
+@pytest.mark.parametrize("length", [3 * 2**16, 2**16 + 1])  # split into parts, and a prime-ish length that is not
+def test_long_reduction_into_one_value(op: str, length: int) -> None:
+    x = np.random.default_rng(5).standard_normal((2, length))
+    out = fast.empty((2, 1), np.float64)
+    fast.reduce(op, laid_out(x, (1, 0)), 1, out)
+    np.testing.assert_allclose(fast.to_numpy(out), getattr(np, op)(x, axis=1, keepdims=True), rtol=1e-9)

@@ -20,6 +20,7 @@ from .base import HostBackend
 from .fast_codegen import kernel_module
 
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+SPLIT_MIN_LENGTH = 1 << 16  # folds at least this long into fewer outputs than threads are split
 Dims = list[tuple[int, list[int]]]  # (size, stride of each operand) per dim
 
 
@@ -62,6 +63,11 @@ def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -
     return -(-total // per_chunk), per_chunk
 
 
+def split_factor(length: int, most: int = 64) -> int:
+    """The largest divisor of ``length`` up to ``most`` (1 when there is none)."""
+    return next((p for p in range(min(most, length), 1, -1) if length % p == 0), 1)
+
+
 class FastBackend(HostBackend):
     """Parallel Numba kernels; ``use_blas=False`` forces the strided matmul (used by tests)."""
 
@@ -90,6 +96,10 @@ class FastBackend(HostBackend):
             return
         dim = normalize_dim(dim, a.dims)
         length = a.shape[dim]
+        parts = split_factor(length) if out.size < numba.get_num_threads() and length >= SPLIT_MIN_LENGTH else 1
+        if parts > 1:
+            self._reduce_split(op, a, dim, out, parts)
+            return
         stride = a.strides[dim] if length > 1 else 0
         dims = [(a.shape[i], [out.strides[i], a.strides[i]]) for i in range(a.dims) if i != dim and a.shape[i] != 1]
         dims.sort(key=lambda d: -abs(d[1][1]))  # a's most contiguous output dim last
@@ -107,6 +117,18 @@ class FastBackend(HostBackend):
         else:
             n_chunks, per_chunk = chunking(shape, min_chunk=max(1, 16384 // max(length, 1)))
             kernels.reduce_inner(a.storage, out.storage, shape, strides, length, stride, n_chunks, per_chunk)
+
+    def _reduce_split(self, op: str, a: TensorData, dim: int, out: TensorData, parts: int) -> None:
+        """Long fold into few outputs: fold ``parts`` slices of ``dim`` in parallel, then fold the partials."""
+        length, stride = a.shape[dim], a.strides[dim]
+        split = TensorData(
+            a.storage,
+            a.shape[:dim] + (parts, length // parts) + a.shape[dim + 1 :],
+            a.strides[:dim] + (stride * (length // parts), stride) + a.strides[dim + 1 :],
+        )
+        partial = self.empty(out.shape[:dim] + (parts, 1) + out.shape[dim + 1 :], np.dtype(np.float64))
+        self.reduce(op, split, dim + 1, partial)
+        self.reduce(op, TensorData(partial.storage, out.shape[:dim] + (parts,) + out.shape[dim + 1 :]), dim, out)
 
     def matmul(self, a: TensorData, b: TensorData, out: TensorData) -> None:
         if out.size == 0:
@@ -137,7 +159,7 @@ class FastBackend(HostBackend):
 
 
 def matrix_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> str | None:
-    """"row" (C order), "col" (Fortran order) or None for a dense (rows, cols) block with these strides."""
+    """Layout of a dense (rows, cols) block with these strides: "row" (C order), "col" (Fortran order) or None."""
     if (rows == 1 or row_stride == cols) and (cols == 1 or col_stride == 1):
         return "row"
     if (cols == 1 or col_stride == rows) and (rows == 1 or row_stride == 1):

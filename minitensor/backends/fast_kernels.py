@@ -328,4 +328,3 @@ def matmul_blas(a, b, out, batch_shape, batch_strides, out_strides, m, k, n, a_t
             _gemm_rows(a_rows, b[pb : pb + n * k].reshape(n, k).T, out, po, rows, n, som, son)
         else:
             _gemm_rows(a_rows, b[pb : pb + k * n].reshape(k, n), out, po, rows, n, som, son)
-
