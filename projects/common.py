@@ -110,6 +110,13 @@ def available_backends(include_cuda: bool = True) -> list[str]:
     return out
 
 
+def cosine_lr(base: float, epoch: int, last: int) -> float:
+    """Cosine decay from ``base`` (epoch 1) towards 0 at ``last``: lr for 1-based ``epoch``."""
+    import math
+
+    return base * 0.5 * (1.0 + math.cos(math.pi * (epoch - 1) / max(last, 1)))
+
+
 # --------------------------------------------------------------------------------------------------
 # Progress and logging
 # --------------------------------------------------------------------------------------------------
