@@ -99,12 +99,23 @@ def generate_source(family: str, op: str) -> str:
 
 
 def _write_once(path: Path, text: str) -> None:
+    """Create ``path`` with ``text`` unless it exists; never rewrite it (its timestamp keys Numba's cache)."""
     if path.exists():
         return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        try:
+            os.link(tmp, path)  # atomic and exclusive: a concurrent writer's file wins, ours is dropped
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links on this filesystem
+            if not path.exists():
+                os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def kernel_module(family: str, op: str = "") -> ModuleType:
