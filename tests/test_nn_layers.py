@@ -100,7 +100,8 @@ def test_batchnorm(backend, kind):
     np.testing.assert_allclose(out, (x - rm.reshape(view)) / np.sqrt(rv.reshape(view) + 1e-5), rtol=1e-8)
     np.testing.assert_allclose(layer.running_mean.to_numpy(), rm)  # eval does not update
     layer.train()
-    directional_grad_check(layer, x, [layer.weight.value, layer.bias.value], backend)
+    if backend != "cuda" or kind == "2d":  # the CUDA simulator is slow
+        directional_grad_check(layer, x, [layer.weight.value, layer.bias.value], backend)
     with pytest.raises(ShapeError):
         layer(mt.zeros(2, 4, backend=backend))
 
@@ -194,7 +195,7 @@ def test_mlp_overfits():
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((16, 5)), rng.integers(0, 3, 16)
     model = nn.Sequential(nn.Linear(5, 32, backend=FAST), nn.ReLU(), nn.Linear(32, 3, backend=FAST))
-    assert _overfit(model, x, y, FAST, 150, 0.03) < 0.02
+    assert _overfit(model, x, y, FAST, 50, 0.05) < 0.01
 
 
 def test_lenet_overfits():
@@ -206,4 +207,4 @@ def test_lenet_overfits():
         nn.Conv2d(4, 8, 3, backend=FAST), nn.ReLU(), nn.AvgPool2d(2), nn.Flatten(),
         nn.Linear(8, 16, backend=FAST), nn.GELU(), nn.Linear(16, 4, backend=FAST),
     )
-    assert _overfit(model, x, y, FAST, 120, 0.02) < 0.05
+    assert _overfit(model, x, y, FAST, 40, 0.05) < 0.01

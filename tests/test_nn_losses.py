@@ -42,7 +42,8 @@ def test_regression_losses(backend, reduction):
         t = mt.tensor(x, backend=backend)
         for target in (y, mt.tensor(y, backend=backend)):
             assert fn(t, target, reduction=reduction).item() == pytest.approx(value, rel=1e-10)
-        check_grad(lambda z, fn=fn: fn(z, y, reduction=reduction), x, backend)
+        if backend != "cuda" or reduction == "mean":  # the CUDA simulator is slow
+            check_grad(lambda z, fn=fn: fn(z, y, reduction=reduction), x, backend)
     huber = nn.huber_loss(mt.tensor(x, backend=backend), y, delta=0.5).item()
     assert huber == pytest.approx(np.mean(np.where(a <= 0.5, 0.5 * d**2, 0.5 * (a - 0.25))), rel=1e-10)
     assert nn.mse_loss(mt.tensor(x, backend=backend), y, reduction="none").shape == (3, 4)
