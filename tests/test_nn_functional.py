@@ -223,3 +223,23 @@ def test_avgpool_padding(backend):
 
 def test_pad_grad(backend):
     check_grad(lambda a: F.pad(a, ((1, 0), (2, 1))), [RNG.standard_normal((2, 3, 2))], backend)
+
+
+def test_against_torch_when_available():
+    torch = pytest.importorskip("torch")
+    x, w, b = RNG.standard_normal((2, 2, 6, 5)), RNG.standard_normal((3, 2, 3, 3)), RNG.standard_normal(3)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    mx, mw, mb = (mt.tensor(a, requires_grad=True) for a in (x, w, b))
+    t_out = torch.nn.functional.max_pool2d(torch.nn.functional.conv2d(tx, tw, tb, stride=(1, 2), padding=1), 2)
+    m_out = F.maxpool2d(F.conv2d(mx, mw, mb, stride=(1, 2), padding=1), 2)
+    np.testing.assert_allclose(m_out.to_numpy(), t_out.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = RNG.standard_normal(t_out.shape)
+    (t_out * torch.tensor(weights)).sum().backward()
+    (m_out * mt.tensor(weights)).sum().backward()
+    for mine, theirs in ((mx, tx), (mw, tw), (mb, tb)):
+        np.testing.assert_allclose(mine.grad.to_numpy(), theirs.grad.numpy(), rtol=1e-8, atol=1e-10)
+    logits, target = RNG.standard_normal((4, 5)) * 10, np.array([0, 4, 2, 2])
+    expected = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(target)).item()
+    assert F.cross_entropy(mt.tensor(logits), target).item() == pytest.approx(expected, rel=1e-10)
+    gelu = torch.nn.functional.gelu(torch.tensor(logits), approximate="tanh").numpy()
+    np.testing.assert_allclose(F.gelu(mt.tensor(logits)).to_numpy(), gelu, rtol=1e-10, atol=1e-12)

@@ -180,3 +180,24 @@ def test_cosine_annealing_lr():
     again = optim.CosineAnnealingLR(optim.Adam([mt.Parameter(mt.ones(1))], lr=0.1), T_max=4, eta_min=0.01)
     again.load_state_dict(state)
     assert again.get_last_lr() == pytest.approx([0.01])
+
+
+TORCH_CASES = [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.3)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.5, initial_accumulator_value=0.2)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", TORCH_CASES, ids=[c[0] for c in TORCH_CASES])
+def test_against_torch_when_available(name, kwargs):
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor(P0.copy(), requires_grad=True)
+    torch_opt = getattr(torch.optim, name)([theirs], **kwargs)
+    mine, _ = _run(getattr(optim, name), kwargs, "simple")
+    for g in GRADS:
+        theirs.grad = torch.tensor(g)
+        torch_opt.step()
+    np.testing.assert_allclose(mine.value.to_numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
