@@ -4,17 +4,21 @@ from . import functional, init
 from .conv import conv1d, conv2d
 from .functional import (
     argmax,
+    avgpool2d,
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
     dropout,
     flatten,
+    gelu,
     huber_loss,
     l1_loss,
+    leaky_relu,
     logsoftmax,
     maxpool2d,
     mse_loss,
     nll_loss,
+    one_hot,
     softmax,
 )
 from .layers import (
@@ -43,7 +47,8 @@ from .norm import BatchNorm1d, BatchNorm2d
 __all__ = [
     "functional", "init", "conv1d", "conv2d", "argmax", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "cross_entropy", "dropout", "flatten", "huber_loss", "l1_loss", "logsoftmax", "maxpool2d", "mse_loss", "nll_loss",
-    "softmax", "GELU", "AvgPool2d", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity", "Layer",
+    "softmax", "avgpool2d", "gelu", "leaky_relu", "one_hot",
+    "GELU", "AvgPool2d", "Conv1d", "Conv2d", "Dropout", "Embedding", "Flatten", "Identity", "Layer",
     "LeakyReLU", "Linear", "LogSoftmax", "MaxPool2d", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "to",
     "BatchNorm1d", "BatchNorm2d",
 ]

@@ -28,12 +28,8 @@ class _BatchNorm(Layer):
         super().__init__()
         self.num_features, self.eps, self.momentum, self.affine = num_features, eps, momentum, affine
         backend, dtype = get_backend(backend), as_dtype(dtype)
-        if affine:
-            self.weight = Parameter(init.ones(num_features, backend, dtype))
-            self.bias = Parameter(init.zeros(num_features, backend, dtype))
-        else:
-            self.weight = None
-            self.bias = None
+        self.weight = Parameter(init.ones(num_features, backend, dtype)) if affine else None
+        self.bias = Parameter(init.zeros(num_features, backend, dtype)) if affine else None
         self.register_buffer("running_mean", init.zeros(num_features, backend, dtype))
         self.register_buffer("running_var", init.ones(num_features, backend, dtype))
 
