@@ -58,7 +58,7 @@ class _BatchNorm(Layer):
             centered = x - self.running_mean.view(*shape)
             var = self.running_var.view(*shape)
         out = centered / (var + self.eps).sqrt()
-        if self.affine:
+        if self.weight is not None and self.bias is not None:
             out = out * self.weight.value.view(*shape) + self.bias.value.view(*shape)
         return out
 
