@@ -208,3 +208,10 @@ def test_lenet_overfits():
         nn.Linear(8, 16, backend=FAST), nn.GELU(), nn.Linear(16, 4, backend=FAST),
     )
     assert _overfit(model, x, y, FAST, 40, 0.05) < 0.01
+
+
+def test_batchnorm_without_affine():
+    layer = nn.BatchNorm1d(2, affine=False)
+    assert layer.parameters() == [] and "affine=False" in repr(layer)
+    x = np.array([[1.0, 2.0], [3.0, 6.0]])
+    np.testing.assert_allclose(layer(mt.tensor(x)).to_numpy(), [[-1.0, -1.0], [1.0, 1.0]], rtol=1e-5)
