@@ -124,6 +124,40 @@ class Module:
         out.extend(self._buffers.items())
         return out
 
+    # --- moving and saving ---
+
+    def to(self, target: Any) -> Module:
+        """Move every parameter and buffer to a backend (name or Backend) or cast to a dtype; returns self.
+
+        Parameters stay the same Parameter objects (optimizers built earlier still see them) and become
+        fresh leaves; a gradient is dropped when its value actually moves.
+        """
+        from .autodiff import no_grad
+
+        with no_grad():
+            for _, m in self.named_modules():
+                for param in m._parameters.values():
+                    if hasattr(param.value, "to"):
+                        moved = param.value.to(target)
+                        if moved is not param.value:
+                            param.update(moved.detach())
+                for name, buffer in list(m._buffers.items()):
+                    if hasattr(buffer, "to"):
+                        m._buffers[name] = buffer.to(target).detach()
+        return self
+
+    def state_dict(self) -> dict[str, Any]:
+        """Parameters and buffers by dotted name (see :mod:`minitensor.checkpoint`)."""
+        from .checkpoint import state_dict
+
+        return state_dict(self)
+
+    def load_state_dict(self, state: Any, strict: bool = True) -> Any:
+        """Copy ``state`` into this module's parameters and buffers; mismatches raise a CheckpointError listing them all."""
+        from .checkpoint import load_state_dict
+
+        return load_state_dict(self, state, strict=strict)
+
     # --- modes and gradients ---
 
     def train(self, mode: bool = True) -> Module:

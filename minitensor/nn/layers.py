@@ -1,9 +1,7 @@
 """Layers: Modules with parameters created on a chosen ``backend`` and ``dtype``.
 
-:class:`Layer` is the nn base class: a :class:`~minitensor.Module` plus ``to``, ``state_dict`` and
-``load_state_dict`` (the same operations exist as functions, :func:`to`,
-:func:`minitensor.checkpoint.state_dict` and :func:`minitensor.checkpoint.load_state_dict`, for any
-Module).
+:class:`Layer` is :class:`~minitensor.Module`, which already has ``to``, ``state_dict`` and
+``load_state_dict``.
 """
 
 from __future__ import annotations
@@ -14,8 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import checkpoint
-from ..autodiff import no_grad
 from ..backends import get_backend
 from ..creation import as_dtype
 from ..module import Module, Parameter
@@ -26,37 +22,12 @@ from .conv import _pair
 
 
 def to(module: Module, target: Any) -> Module:
-    """Move every parameter and buffer of ``module`` and its descendants to a backend (name or Backend) or dtype.
-
-    Parameters stay the same :class:`Parameter` objects (so optimizers built before still see them)
-    and become fresh leaves; gradients are dropped when a value actually moves.
-    """
-    with no_grad():
-        for _, m in module.named_modules():
-            for param in m._parameters.values():
-                if isinstance(param.value, Tensor):
-                    moved = param.value.to(target)
-                    if moved is not param.value:
-                        param.update(moved.detach())
-            for name, buffer in list(m._buffers.items()):
-                if isinstance(buffer, Tensor):
-                    m._buffers[name] = buffer.to(target).detach()
-    return module
+    """Move every parameter and buffer of ``module`` to a backend or dtype (same as ``module.to(target)``)."""
+    return module.to(target)
 
 
-class Layer(Module):
-    """Base class of the nn layers: adds ``to``, ``state_dict`` and ``load_state_dict`` to Module."""
-
-    def to(self, target: Any) -> Layer:
-        """Move all parameters and buffers to a backend or dtype (see :func:`minitensor.nn.to`); returns self."""
-        to(self, target)
-        return self
-
-    def state_dict(self) -> dict[str, Tensor]:
-        return checkpoint.state_dict(self)
-
-    def load_state_dict(self, state: dict[str, Any], strict: bool = True) -> None:
-        checkpoint.load_state_dict(self, state, strict=strict)
+Layer = Module
+"""The nn layers' base class: Module itself (it has ``to``, ``state_dict`` and ``load_state_dict``)."""
 
 
 def _bias_bound(fan_in: int) -> float:
