@@ -137,11 +137,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
         if set(state) != set(params):
             raise ProjectError(f"{args.resume} does not hold a {args.hidden}-hidden Scalar MLP checkpoint")
         for name, p in params.items():
-            p.update(Scalar(float(state[name])))
-        start_epoch = int(flat["meta.epoch"])
+            p.update(Scalar(float(state[name].reshape(-1)[0])))
+        start_epoch = int(flat["meta.epoch"].reshape(-1)[0])
         for key in history:
             saved = subtree(flat, f"history.{key}")
-            history[key] = [float(saved[str(i)]) for i in range(len(saved))]
+            history[key] = [float(saved[str(i)].reshape(-1)[0]) for i in range(len(saved))]
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
     loader = DataLoader(data.X, data.y, args.batch_size, shuffle=True, seed=args.seed)
