@@ -133,16 +133,16 @@ def test_tensor_checkpoint_of_another_shape_is_refused(tmp_path: Path) -> None:
 
 # --- digits project ----------------------------------------------------------------------------
 
-TINY_DIGITS = {"simple": ["--limit", "8", "--batch-size", "8", "--hidden", "8"],
-               "fast": ["--limit", "48", "--batch-size", "16", "--hidden", "16"],
-               "cuda": ["--limit", "8", "--batch-size", "8", "--hidden", "4"]}
+TINY_DIGITS = {"simple": ["--limit", "16", "--batch-size", "8", "--hidden", "8", "--channels", "2"],
+               "fast": ["--limit", "48", "--batch-size", "16", "--hidden", "16", "--channels", "4"],
+               "cuda": ["--limit", "8", "--batch-size", "8", "--hidden", "4", "--channels", "2"]}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("model", ["mlp", "cnn"])
 def test_digits_project_end_to_end(backend: str, model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if backend == "cuda" and model == "cnn" and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        pytest.skip("the CNN on the CUDA simulator takes minutes; the MLP covers the cuda path")
+        pytest.skip("the CNN takes minutes on the CUDA simulator; the cuda MLP run covers the project's cuda path")
     ckpt, png = tmp_path / "digits.safetensors", tmp_path / "digits.png"
     optimizer = "sgd" if model == "mlp" else "adam"
     args = ["--backend", backend, "--model", model, "--optimizer", optimizer, *TINY_DIGITS[backend], "--epochs", "1", *QUIET]
