@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import operators as ops
@@ -125,6 +126,38 @@ class ScalarFunction(Function):
         return Scalar(raw, history, requires_grad=history is not None)
 
 
+class UnaryScalarFunction(ScalarFunction):
+    """out = f(a) with d/da given by f_back(a, d); subclasses name both from ``operators``."""
+
+    f: Callable[[float], float] = staticmethod(ops.id)
+    f_back: Callable[[float, float], float] = staticmethod(ops.mul)
+
+    @classmethod
+    def forward(cls, ctx: Context, a: float) -> float:  # type: ignore[override]
+        ctx.save_for_backward(a)
+        return cls.f(a)
+
+    @classmethod
+    def backward(cls, ctx: Context, d: float) -> float:  # type: ignore[override]
+        return cls.f_back(ctx.saved_values[0], d)
+
+
+class Inv(UnaryScalarFunction):
+    f, f_back = staticmethod(ops.inv), staticmethod(ops.inv_back)
+
+
+class Log(UnaryScalarFunction):
+    f, f_back = staticmethod(ops.log), staticmethod(ops.log_back)
+
+
+class ReLU(UnaryScalarFunction):
+    f, f_back = staticmethod(ops.relu), staticmethod(ops.relu_back)
+
+
+class Abs(UnaryScalarFunction):
+    f, f_back = staticmethod(ops.abs), staticmethod(ops.abs_back)
+
+
 class Add(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float, b: float) -> float:
@@ -147,17 +180,6 @@ class Mul(ScalarFunction):
         return d * b, d * a
 
 
-class Inv(ScalarFunction):
-    @staticmethod
-    def forward(ctx: Context, a: float) -> float:
-        ctx.save_for_backward(a)
-        return ops.inv(a)
-
-    @staticmethod
-    def backward(ctx: Context, d: float) -> float:
-        return ops.inv_back(ctx.saved_values[0], d)
-
-
 class Neg(ScalarFunction):
     @staticmethod
     def forward(ctx: Context, a: float) -> float:
@@ -166,17 +188,6 @@ class Neg(ScalarFunction):
     @staticmethod
     def backward(ctx: Context, d: float) -> float:
         return -d
-
-
-class Log(ScalarFunction):
-    @staticmethod
-    def forward(ctx: Context, a: float) -> float:
-        ctx.save_for_backward(a)
-        return ops.log(a)
-
-    @staticmethod
-    def backward(ctx: Context, d: float) -> float:
-        return ops.log_back(ctx.saved_values[0], d)
 
 
 class Exp(ScalarFunction):
@@ -215,28 +226,6 @@ class Tanh(ScalarFunction):
     def backward(ctx: Context, d: float) -> float:
         t = ctx.saved_values[0]
         return d * (1.0 - t * t)
-
-
-class ReLU(ScalarFunction):
-    @staticmethod
-    def forward(ctx: Context, a: float) -> float:
-        ctx.save_for_backward(a)
-        return ops.relu(a)
-
-    @staticmethod
-    def backward(ctx: Context, d: float) -> float:
-        return ops.relu_back(ctx.saved_values[0], d)
-
-
-class Abs(ScalarFunction):
-    @staticmethod
-    def forward(ctx: Context, a: float) -> float:
-        ctx.save_for_backward(a)
-        return ops.abs(a)
-
-    @staticmethod
-    def backward(ctx: Context, d: float) -> float:
-        return ops.abs_back(ctx.saved_values[0], d)
 
 
 class Max(ScalarFunction):
