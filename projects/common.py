@@ -57,6 +57,8 @@ def add_run_args(parser: argparse.ArgumentParser, epochs: int, seed: int = 0) ->
     parser.add_argument("--plot", metavar="FILE.png", help="save loss/accuracy curves (and decision boundary) to FILE.png")
     parser.add_argument("--save", metavar="PATH", help="save a checkpoint (model + optimizer + epoch) after training")
     parser.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by --save")
+    parser.add_argument("--threads", type=positive_int, default=None,
+                        help="CPU threads for the fast backend's parallel kernels (default: Numba's, one per core)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="only the final summary line")
 
@@ -83,7 +85,16 @@ def run_main(main_fn: Callable[[Sequence[str] | None], Any], argv: Sequence[str]
     return 0
 
 
-def resolve_backend(name: str | None) -> str:
+def set_threads(threads: int | None) -> None:
+    """Limit Numba's worker threads (fewer can be faster for small tensors on a busy machine)."""
+    if threads is None:
+        return
+    import numba
+
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+
+
+def resolve_backend(name: str | None, threads: int | None = None) -> str:
     """The backend name to use, checked to be importable and usable here (ProjectError otherwise)."""
     try:
         chosen = name or minitensor.default_backend_name()
@@ -94,6 +105,7 @@ def resolve_backend(name: str | None) -> str:
         raise ProjectError(f"backend {chosen!r} is not available in this installation ({error})") from error
     except BackendError as error:
         raise ProjectError(str(error)) from error
+    set_threads(threads)
     return chosen
 
 

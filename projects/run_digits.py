@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         args.dataset = "digits" if args.data_dir is None else "mnist"
     lr = args.lr if args.lr is not None else DEFAULT_LR[args.optimizer, args.model]
     log = Log(args.quiet)
-    backend = resolve_backend(args.backend)
+    backend = resolve_backend(args.backend, args.threads)
     data = load_data(args)
     minitensor.manual_seed(args.seed)
     model = build_model(args.model, data.image_shape, args.hidden, backend, args.dtype, args.channels)

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     log = Log(args.quiet)
-    backend = resolve_backend(args.backend)
+    backend = resolve_backend(args.backend, args.threads)
     minitensor.manual_seed(args.seed)
     data = toy(args.dataset, args.n_points, seed=args.seed)
     model = build_model(args.hidden, backend, args.dtype)

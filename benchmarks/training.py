@@ -1,0 +1,250 @@
+"""Training-speed benchmark: the example projects' models on every available backend, and PyTorch when importable.
+
+    python benchmarks/training.py                # all available backends (cuda only on a real GPU)
+    python benchmarks/training.py --backends fast --repeats 20
+
+Two measurements, each a median over repeats after a warm-up (which pays for JIT compilation):
+
+* ``split epoch``: seconds per epoch of ``projects/run_tensor.py``'s model (2-100-100-1 MLP, SGD with
+  momentum, batch 50) on the 1,000-point ``split`` set (20 steps). The pure-Python ``simple`` backend
+  is timed on a few steps and scaled to 20.
+* ``mnist-mlp step``: seconds per training step (forward, cross-entropy, backward, SGD step) of a
+  784-128-10 MLP at batch 64 on random data.
+
+``fast/blas1`` repeats the fast backend with BLAS (OpenBLAS/MKL) held to one thread through threadpoolctl:
+BLAS calls inside Numba's parallel kernels otherwise start their own threads on top of Numba's.
+Ratios are to PyTorch's time for the same model in the same run (CPU, or CUDA for the cuda backend).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import minitensor  # noqa: E402
+from minitensor import nn, optim  # noqa: E402
+from minitensor.datasets import toy  # noqa: E402
+
+SPLIT_BATCH, SPLIT_POINTS, HIDDEN = 50, 1000, 100
+MNIST_BATCH = 64
+
+
+def median_time(fn: Callable[[], None], repeats: int, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def real_gpu() -> bool:
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return False
+    try:
+        minitensor.get_backend("cuda")
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def available(name: str) -> bool:
+    if name == "cuda":
+        return real_gpu()
+    try:
+        minitensor.get_backend(name)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+# --- minitensor -------------------------------------------------------------------------------
+
+
+def split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
+    """One SGD step of the run_tensor model, cycling through the split set's batches; and steps per epoch."""
+    minitensor.manual_seed(0)
+    data = toy("split", SPLIT_POINTS, seed=0)
+    model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend), nn.ReLU(), nn.Linear(HIDDEN, HIDDEN, backend=backend),
+                          nn.ReLU(), nn.Linear(HIDDEN, 1, backend=backend))
+    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    batches = [(data.X[i : i + SPLIT_BATCH], data.y[i : i + SPLIT_BATCH].astype(np.float64))
+               for i in range(0, SPLIT_POINTS, SPLIT_BATCH)]
+    state = {"i": 0}
+
+    def step() -> None:
+        xb, yb = batches[state["i"] % len(batches)]
+        state["i"] += 1
+        logits = model(minitensor.tensor(xb, backend=backend)).view(len(yb))
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()  # wait for the result (matters on cuda)
+
+    return step, len(batches)
+
+
+def mnist_step_fn(backend: str) -> Callable[[], None]:
+    minitensor.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.random((MNIST_BATCH, 784), dtype=np.float32)
+    y = rng.integers(0, 10, MNIST_BATCH)
+    model = nn.Sequential(nn.Linear(784, 128, backend=backend, dtype="float32"), nn.ReLU(),
+                          nn.Linear(128, 10, backend=backend, dtype="float32"))
+    opt = optim.SGD(model.parameters(), lr=0.01)
+
+    def step() -> None:
+        loss = nn.functional.cross_entropy(model(minitensor.tensor(x, backend=backend, dtype="float32")), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+
+    return step
+
+
+# --- PyTorch ----------------------------------------------------------------------------------
+
+
+def torch_fns(device: str) -> tuple[Callable[[], None], Callable[[], None]] | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    if device == "cuda" and not torch.cuda.is_available():
+        return None
+    torch.manual_seed(0)
+    data = toy("split", SPLIT_POINTS, seed=0)
+    X = torch.tensor(data.X, device=device)
+    Y = torch.tensor(data.y, dtype=torch.float64, device=device)
+    net = torch.nn.Sequential(torch.nn.Linear(2, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, HIDDEN),
+                              torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 1)).double().to(device)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    state = {"i": 0}
+
+    def split_step() -> None:
+        i = (state["i"] % (SPLIT_POINTS // SPLIT_BATCH)) * SPLIT_BATCH
+        state["i"] += 1
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(net(X[i : i + SPLIT_BATCH]).view(-1), Y[i : i + SPLIT_BATCH])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss.item()
+
+    mlp = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(device)
+    mopt = torch.optim.SGD(mlp.parameters(), lr=0.01)
+    x = torch.rand(MNIST_BATCH, 784, device=device)
+    y = torch.randint(0, 10, (MNIST_BATCH,), device=device)
+
+    def mnist_step() -> None:
+        loss = torch.nn.functional.cross_entropy(mlp(x), y)
+        mopt.zero_grad()
+        loss.backward()
+        mopt.step()
+        loss.item()
+
+    return split_step, mnist_step
+
+
+# --- main -------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", nargs="+", choices=("simple", "fast", "cuda"), default=["simple", "fast", "cuda"])
+    parser.add_argument("--repeats", type=int, default=10, help="timed repeats per measurement (default 10)")
+    parser.add_argument("--simple-steps", type=int, default=1, help="steps timed on the simple backend (default 1)")
+    parser.add_argument("--no-blas-row", dest="blas_row", action="store_false",
+                        help="skip the extra fast-backend row with BLAS limited to one thread (threadpoolctl)")
+    parser.add_argument("--threads", type=int, default=None, help="Numba threads for the fast backend (default: all cores)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        import numba
+
+        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+
+    rows: list[dict] = []
+    torch_cache: dict[str, tuple[float, float] | None] = {}
+    runs: list[tuple[str, str]] = []
+    for backend in args.backends:
+        runs.append((backend, backend))
+        if backend == "fast" and args.blas_row:
+            runs.append((backend, "fast/blas1"))
+    for backend, label in runs:
+        if not available(backend):
+            print(f"{backend}: not available here, skipped" + (" (needs a real GPU)" if backend == "cuda" else ""))
+            continue
+        slow = backend == "simple"
+        limiter = None
+        if label.endswith("blas1"):
+            try:
+                from threadpoolctl import threadpool_limits
+            except ImportError:
+                continue
+            limiter = threadpool_limits(1, user_api="blas")
+        repeats = args.simple_steps if slow else args.repeats
+        step, steps_per_epoch = split_step_fn(backend)
+        if slow:
+            epoch = median_time(step, repeats, warmup=0) * steps_per_epoch  # nothing to compile
+        else:
+            def run_epoch(step: Callable[[], None] = step, n: int = steps_per_epoch) -> None:
+                for _ in range(n):
+                    step()
+            epoch = median_time(run_epoch, repeats)
+        mstep = median_time(mnist_step_fn(backend), repeats, warmup=0 if slow else 1)
+        if limiter is not None:
+            limiter.unregister()
+        device = "cuda" if backend == "cuda" else "cpu"
+        if device not in torch_cache:
+            fns = torch_fns(device)
+            if fns is None:
+                torch_cache[device] = None
+            else:
+                split_step, mnist_step = fns
+                t_epoch = median_time(lambda split_step=split_step: [split_step() for _ in range(20)], args.repeats)
+                torch_cache[device] = (t_epoch, median_time(mnist_step, args.repeats * 5))
+        ref = torch_cache[device]
+        rows.append({"backend": label, "split_epoch_s": epoch, "mnist_step_s": mstep,
+                     "torch_device": device if ref else None,
+                     "torch_split_epoch_s": ref[0] if ref else None, "torch_mnist_step_s": ref[1] if ref else None})
+
+    print()
+    print(f"{'backend':11} {'split s/epoch':>14} {'vs torch':>9} {'784-128-10 ms/step':>19} {'vs torch':>9}")
+    for r in rows:
+        ratio1 = f"{r['split_epoch_s'] / r['torch_split_epoch_s']:.1f}x" if r["torch_split_epoch_s"] else "n/a"
+        ratio2 = f"{r['mnist_step_s'] / r['torch_mnist_step_s']:.1f}x" if r["torch_mnist_step_s"] else "n/a"
+        print(f"{r['backend']:11} {r['split_epoch_s']:14.4f} {ratio1:>9} {r['mnist_step_s'] * 1e3:19.3f} {ratio2:>9}")
+    for device, ref in torch_cache.items():
+        if ref:
+            print(f"torch-{device:5} {ref[0]:14.4f} {'1.0x':>9} {ref[1] * 1e3:19.3f} {'1.0x':>9}")
+        else:
+            print(f"torch ({device}): not importable here, no ratios")
+    print(f"(medians; split epoch = {SPLIT_POINTS // SPLIT_BATCH} steps of batch {SPLIT_BATCH}; "
+          f"simple backend scaled from {args.simple_steps} steps; numba threads {_threads()})")
+    return rows
+
+
+def _threads() -> int:
+    try:
+        import numba
+
+        return int(numba.get_num_threads())
+    except Exception:  # noqa: BLE001
+        return 1
+
+
+if __name__ == "__main__":
+    main()
