@@ -18,7 +18,7 @@ BACKEND_MODULES = {
     "cuda": "minitensor.backends.cuda",
 }
 ENV_VAR = "MINITENSOR_BACKEND"
-BUILTIN_DEFAULT = "simple"
+BUILTIN_DEFAULT = "fast"
 
 _default_name: str | None = None
 
