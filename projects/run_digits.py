@@ -45,7 +45,7 @@ DEFAULT_LR = {("adam", "mlp"): 0.003, ("adam", "cnn"): 0.01, ("sgd", "mlp"): 0.0
 
 
 def build_model(kind: str, image_shape: tuple[int, ...], hidden: int, backend: str, dtype: str,
-                channels: int | None = None) -> nn.Sequential:
+                conv_channels: int | None = None) -> nn.Sequential:
     """``mlp``: flatten -> hidden (ReLU) -> 10. ``cnn``: two 3x3 conv + ReLU + 2x2 max-pool blocks -> 10."""
     channels, height, width = image_shape
     if kind == "mlp":
@@ -55,7 +55,7 @@ def build_model(kind: str, image_shape: tuple[int, ...], hidden: int, backend: s
             nn.ReLU(),
             nn.Linear(hidden, 10, backend=backend, dtype=dtype),
         )
-    c1 = channels or (16 if height <= 16 else 8)
+    c1 = conv_channels or (32 if height <= 16 else 8)
     c2 = 2 * c1
     return nn.Sequential(
         nn.Conv2d(channels, c1, 3, padding=1, backend=backend, dtype=dtype),
@@ -131,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-verify", action="store_true", help="skip the MD5 check of the standard IDX files")
     parser.add_argument("--hidden", type=positive_int, default=256, help="MLP hidden units (default 256)")
     parser.add_argument("--channels", type=positive_int, default=None,
-                        help="CNN channels in the first conv (the second has twice as many; default 16 digits / 8 MNIST)")
+                        help="CNN channels in the first conv (the second has twice as many; default 32 digits / 8 MNIST)")
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default="adam", help="optimizer (default adam)")
     parser.add_argument("--lr", type=positive_float, default=None, help="learning rate (default adam 0.003 mlp / 0.01 cnn, sgd 0.05)")
     parser.add_argument("--batch-size", type=positive_int, default=32, help="images per step (default 32)")
