@@ -50,9 +50,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_run_args(parser: argparse.ArgumentParser, epochs: int, seed: int = 0) -> None:
+def add_run_args(parser: argparse.ArgumentParser, epochs: int | None, seed: int = 0, epochs_help: str = "") -> None:
     """Flags every project shares."""
-    parser.add_argument("--epochs", type=positive_int, default=epochs, help=f"training epochs (default {epochs})")
+    parser.add_argument("--epochs", type=positive_int, default=epochs,
+                        help=f"training epochs (default {epochs_help or epochs})")
     parser.add_argument("--seed", type=int, default=seed, help=f"random seed for data, init and shuffling (default {seed})")
     parser.add_argument("--plot", metavar="FILE.png", help="save loss/accuracy curves (and decision boundary) to FILE.png")
     parser.add_argument("--save", metavar="PATH", help="save a checkpoint (model + optimizer + epoch) after training")

@@ -141,12 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
                         help="learning rate per epoch: cosine decay over the run, or constant (default cosine)")
     parser.add_argument("--limit", type=positive_int, default=None, help=argparse.SUPPRESS)  # tiny runs for tests
-    add_run_args(parser, epochs=15)
+    add_run_args(parser, epochs=None, epochs_help="30 mlp, 15 cnn")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    if args.epochs is None:
+        args.epochs = 30 if args.model == "mlp" else 15
     if args.dataset is None:
         args.dataset = "digits" if args.data_dir is None else "mnist"
     lr = args.lr if args.lr is not None else DEFAULT_LR[args.optimizer, args.model]
