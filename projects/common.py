@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:  # running `python projects/run_x.py` from a check
     sys.path.insert(0, str(ROOT))
 
 import minitensor  # noqa: E402
+from minitensor.datasets import ChecksumError, IDXError  # noqa: E402
 from minitensor.errors import BackendError, BackendUnavailableError  # noqa: E402
 
 BACKENDS = ("simple", "fast", "cuda")
@@ -57,7 +58,7 @@ def add_run_args(parser: argparse.ArgumentParser, epochs: int | None, seed: int 
     parser.add_argument("--seed", type=int, default=seed, help=f"random seed for data, init and shuffling (default {seed})")
     parser.add_argument("--plot", metavar="FILE.png", help="save loss/accuracy curves (and decision boundary) to FILE.png")
     parser.add_argument("--save", metavar="PATH", help="save a checkpoint (model + optimizer + epoch) after training")
-    parser.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by --save")
+    parser.add_argument("--resume", metavar="PATH", help="resume from a checkpoint written by --save, then train --epochs more epochs")
     parser.add_argument("--threads", type=positive_int, default=None,
                         help="CPU threads for the fast backend's parallel kernels (default: Numba's, one per core)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -77,7 +78,7 @@ def run_main(main_fn: Callable[[Sequence[str] | None], Any], argv: Sequence[str]
     """Call ``main_fn(argv)``; user errors become one line on stderr and exit code 2 instead of a traceback."""
     try:
         main_fn(argv)
-    except (ProjectError, BackendUnavailableError, BackendError, FileNotFoundError) as error:
+    except (ProjectError, BackendUnavailableError, BackendError, FileNotFoundError, IDXError, ChecksumError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
