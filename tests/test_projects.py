@@ -167,6 +167,7 @@ def test_digits_on_mnist_idx_folder(tmp_path: Path) -> None:
             "--batch-size", "10", *QUIET]
     with pytest.raises(ValueError, match="MD5"):  # made-up files are not the published ones
         run_digits.main(args)
+    assert run_main(run_digits.main, args) == 2  # ... reported in one line, exit code 2
     result = run_digits.main([*args, "--no-verify", "--model", "cnn", "--dataset", "fashion"])
     assert 0.0 <= result["test_accuracy"] <= 1.0
     with pytest.raises(FileNotFoundError, match="train-images-idx3-ubyte.gz"):
