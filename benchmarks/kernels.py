@@ -11,7 +11,9 @@ with threadpoolctl (the ``fast`` matmul runs single-threaded BLAS calls inside i
 loop, and this avoids oversubscription); NumPy is timed with its default BLAS threads.
 
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are removed from this process's environment before
-NumPy loads (they can pin OpenBLAS to slow kernels); nothing else is changed.
+NumPy loads (they can pin OpenBLAS to slow kernels), and ``OMP_WAIT_POLICY`` defaults to ``PASSIVE``
+so Numba's idle OpenMP workers sleep rather than spin and steal the cores NumPy's BLAS threads are
+timed on (it matters on small, busy machines); nothing else is changed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 
 for _var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(_var, None)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # idle Numba threads sleep instead of spinning against NumPy's BLAS
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -67,6 +67,12 @@ def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -
     return -(-total // per_chunk), per_chunk
 
 
+def check_op(op: str, ops: dict) -> None:
+    """Raise KeyError for an op name that is not in ``ops`` (before any kernel module is generated)."""
+    if op not in ops:
+        raise KeyError(f"unknown op {op!r}; known: {', '.join(sorted(ops))}")
+
+
 def split_factor(length: int, most: int = 64) -> int:
     """The largest divisor of ``length`` up to ``most`` (1 when there is none)."""
     return next((p for p in range(min(most, length), 1, -1) if length % p == 0), 1)
@@ -81,21 +87,21 @@ class FastBackend(HostBackend):
         self.use_blas = use_blas
 
     def map(self, op: str, a: TensorData, out: TensorData) -> None:
-        UNARY_OPS[op]
+        check_op(op, UNARY_OPS)
         if out.size == 0:
             return
         shape, strides = elementwise_layout(out, [a])
         kernel_module("map", op).map_kernel(a.storage, out.storage, shape, strides, *chunking(shape))
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
-        BINARY_OPS[op]
+        check_op(op, BINARY_OPS)
         if out.size == 0:
             return
         shape, strides = elementwise_layout(out, [a, b])
         kernel_module("zip", op).zip_kernel(a.storage, b.storage, out.storage, shape, strides, *chunking(shape))
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
-        REDUCE_OPS[op]
+        check_op(op, REDUCE_OPS)
         if out.size == 0:
             return
         dim = normalize_dim(dim, a.dims)
