@@ -11,8 +11,8 @@ Two measurements, each a median over repeats after a warm-up (which pays for JIT
 * ``mnist-mlp step``: seconds per training step (forward, cross-entropy, backward, SGD step) of a
   784-128-10 MLP at batch 64 on random data.
 
-``fast/blas1`` repeats the fast backend with BLAS (OpenBLAS/MKL) held to one thread through threadpoolctl:
-BLAS calls inside Numba's parallel kernels otherwise start their own threads on top of Numba's.
+With ``--blas-row``, ``fast/blas1`` repeats the fast backend with BLAS (OpenBLAS/MKL) held to one thread
+for the whole run through threadpoolctl (BLAS threads on top of Numba's oversubscribe small machines).
 Ratios are to PyTorch's time for the same model in the same run (CPU, or CUDA for the cuda backend).
 """
 
@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--backends", nargs="+", choices=("simple", "fast", "cuda"), default=["simple", "fast", "cuda"])
     parser.add_argument("--repeats", type=int, default=10, help="timed repeats per measurement (default 10)")
     parser.add_argument("--simple-steps", type=int, default=1, help="steps timed on the simple backend (default 1)")
-    parser.add_argument("--no-blas-row", dest="blas_row", action="store_false",
-                        help="skip the extra fast-backend row with BLAS limited to one thread (threadpoolctl)")
+    parser.add_argument("--blas-row", action="store_true",
+                        help="add a fast-backend row with BLAS held to one thread for the whole run (threadpoolctl)")
     parser.add_argument("--threads", type=int, default=None, help="Numba threads for the fast backend (default: all cores)")
     args = parser.parse_args(argv)
     if args.threads:

@@ -108,26 +108,8 @@ def resolve_backend(name: str | None, threads: int | None = None) -> str:
     except BackendError as error:
         raise ProjectError(str(error)) from error
     set_threads(threads)
-    if chosen == "fast":
-        limit_blas_threads()
     return chosen
 
-
-_blas_limiter: Any = None
-
-
-def limit_blas_threads() -> None:
-    """Hold BLAS (OpenBLAS/MKL) to one thread: the fast backend calls it inside Numba's parallel kernels, and
-    BLAS threads started on top of Numba's oversubscribe the cores (a 784-128-10 step measured ~40x slower on
-    2 cores). Needs threadpoolctl; without it this does nothing."""
-    global _blas_limiter
-    if _blas_limiter is not None:
-        return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return
-    _blas_limiter = threadpool_limits(1, user_api="blas")
 
 
 def available_backends(include_cuda: bool = True) -> list[str]:
