@@ -115,8 +115,8 @@ class TensorData:
             raise ShapeError(f"strides {self.strides} do not match shape {self.shape}")
         self.size = prod(self.shape)
         self.dims = len(self.shape)
-        self._shape_array = np.array(self.shape, dtype=np.int64)
-        self._strides_array = np.array(self.strides, dtype=np.int64)
+        self._shape_array: np.ndarray | None = None
+        self._strides_array: np.ndarray | None = None
 
     @property
     def storage(self) -> Any:
@@ -128,12 +128,16 @@ class TensorData:
 
     @property
     def shape_array(self) -> np.ndarray:
-        """Shape as an int64 array, the form kernels take."""
+        """Shape as an int64 array, the form kernels take (made on first use)."""
+        if self._shape_array is None:
+            self._shape_array = np.array(self.shape, dtype=np.int64)
         return self._shape_array
 
     @property
     def strides_array(self) -> np.ndarray:
-        """Strides as an int64 array, the form kernels take."""
+        """Strides as an int64 array, the form kernels take (made on first use)."""
+        if self._strides_array is None:
+            self._strides_array = np.array(self.strides, dtype=np.int64)
         return self._strides_array
 
     def is_contiguous(self) -> bool:
@@ -159,7 +163,7 @@ class TensorData:
         """All indices in row-major order."""
         out = np.zeros(self.dims, dtype=np.int64)
         for ordinal in range(self.size):
-            to_index(ordinal, self._shape_array, out)
+            to_index(ordinal, self.shape_array, out)
             yield tuple(int(i) for i in out)
 
     def get(self, index: Sequence[int]) -> float:

@@ -10,6 +10,7 @@ instantiated per op by :mod:`minitensor.backends.fast_codegen`) are compiled laz
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,7 +63,7 @@ def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[n
 
 def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -> tuple[int, int]:
     """(number of chunks, elements per chunk) for a parallel loop over the elements of ``shape``."""
-    total = int(np.prod(shape))
+    total = math.prod(shape.tolist())
     wanted = max(1, min(total // min_chunk, max_chunks))
     per_chunk = -(-total // wanted)
     return -(-total // per_chunk), per_chunk
