@@ -59,7 +59,7 @@ def make_fill(value: float) -> Callable[..., None]:
     """Kernel ``(out)``: out[i] = value for every element of the 1-D array ``out``."""
 
     def fill(out: Any) -> None:
-        for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):  # type: ignore[call-arg]
             out[i] = value
 
     return fill

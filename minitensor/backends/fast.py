@@ -45,8 +45,8 @@ def coalesce(dims: Dims, operands: int) -> tuple[np.ndarray, np.ndarray]:
     if not merged:
         merged = [(1, [0] * operands)]
     shape = np.array([size for size, _ in merged], dtype=np.int64)
-    strides = np.array([[s[j] for _, s in merged] for j in range(operands)], dtype=np.int64).reshape(operands, len(merged))
-    return shape, strides
+    table = np.array([[s[j] for _, s in merged] for j in range(operands)], dtype=np.int64).reshape(operands, len(merged))
+    return shape, table
 
 
 def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray]:
