@@ -81,8 +81,11 @@ class HostBackend(Backend):
     def to_numpy(self, data: TensorData) -> np.ndarray:
         if data.size == 0:
             return np.zeros(data.shape, dtype=data.dtype)
-        itemsize = data.storage.itemsize
-        view = np.lib.stride_tricks.as_strided(
-            data.storage, shape=data.shape, strides=tuple(s * itemsize for s in data.strides), writeable=False
-        )
-        return np.array(view, copy=True, order="C")
+        return np.array(strided_view(data), copy=True, order="C")
+
+
+def strided_view(data: TensorData, writeable: bool = False) -> np.ndarray:
+    """A NumPy array viewing ``data``'s host storage with its shape and strides (no copy)."""
+    itemsize = data.storage.itemsize
+    strides = tuple(s * itemsize for s in data.strides)
+    return np.lib.stride_tricks.as_strided(data.storage, shape=data.shape, strides=strides, writeable=writeable)

@@ -9,7 +9,6 @@ instantiated per op by :mod:`minitensor.backends.fast_codegen`) are compiled laz
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -19,14 +18,12 @@ import numpy as np
 
 from ..operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from ..tensor_data import TensorData, normalize_dim
-from .base import HostBackend
+from .base import HostBackend, strided_view
 from .fast_codegen import kernel_module
 
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-BIG_MATMUL = 1 << 20  # m*k*n (times batches) from which BLAS threads are limited while we call BLAS in parallel
 SERIAL_BELOW = 1 << 15  # elements (multiply-adds for matmul) of work under which a kernel runs on one thread
 SPLIT_MIN_LENGTH = 1 << 16  # folds at least this long into fewer outputs than threads are split
-_blas_controller: Any = None  # threadpoolctl controller, False without threadpoolctl; made on first big matmul
 Dims = list[tuple[int, list[int]]]  # (size, stride of each operand) per dim
 
 
@@ -171,49 +168,17 @@ class FastBackend(HostBackend):
         b = b if b.shape[:-2] == batch else b.expand(batch + (k, n))
         dims = [(size, [out.strides[i], a.strides[i], b.strides[i]]) for i, size in enumerate(batch) if size != 1]
         batch_shape, batch_strides = coalesce(dims, 3)
-        kernels = kernel_module("matmul")
         a_layout = matrix_layout(m, k, a.strides[-2], a.strides[-1])
         b_layout = matrix_layout(k, n, b.strides[-2], b.strides[-1])
         blas = self.use_blas and k > 0 and a.dtype == b.dtype == out.dtype and out.dtype in BLAS_DTYPES
         if blas and a_layout and b_layout:
-            n_batches = int(np.prod(batch_shape))
-            limiter = single_threaded_blas() if n_batches * m * k * n >= BIG_MATMUL else contextlib.nullcontext()
-            if limiter is None:  # BLAS threads cannot be limited: one BLAS call per matrix, BLAS parallelises it
-                limiter, tile_m = contextlib.nullcontext(), m
-            else:  # several single-threaded BLAS calls per matrix, in parallel
-                tile_m = max(16, -(-m // -(-2 * numba.get_num_threads() // n_batches)))
-            out_strides = np.array(out.strides[-2:], dtype=np.int64)
-            with limiter:
-                launch(
-                    n_batches * m * k * n, kernels.matmul_blas,
-                    a.storage, b.storage, out.storage, batch_shape, batch_strides, out_strides,
-                    m, k, n, a_layout == "col", b_layout == "col", tile_m,
-                )  # fmt: skip
+            # Dense float blocks (row- or column-major): NumPy's matmul, i.e. BLAS on the same storage.
+            np.matmul(strided_view(a), strided_view(b), out=strided_view(out, writeable=True))
         else:
             mat_strides = np.array([out.strides[-2:], a.strides[-2:], b.strides[-2:]], dtype=np.int64)
             work = out.size * k
             args = (a.storage, b.storage, out.storage, batch_shape, batch_strides, mat_strides, m, k, n, 32, 256)
-            launch(work, kernels.matmul_tiled, *args)
-
-
-def single_threaded_blas() -> contextlib.AbstractContextManager | None:
-    """A context limiting BLAS to one thread (threadpoolctl), or None when threadpoolctl is missing.
-
-    The BLAS matmul calls BLAS from every Numba thread at once; letting each call start its own
-    BLAS threads as well oversubscribes the cores several times over.
-    """
-    global _blas_controller
-    if _blas_controller is None:
-        try:
-            import scipy.linalg.cython_blas  # noqa: F401 - the BLAS Numba calls; load it before scanning
-            from threadpoolctl import ThreadpoolController
-        except ImportError:
-            _blas_controller = False
-        else:
-            _blas_controller = ThreadpoolController()
-    if _blas_controller is False:
-        return None
-    return _blas_controller.limit(limits=1, user_api="blas")
+            launch(work, kernel_module("matmul").matmul_tiled, *args)
 
 
 def matrix_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> str | None:
