@@ -19,8 +19,10 @@ Ratios are to PyTorch's time for the same model in the same run (CPU, or CUDA fo
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +32,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+USER_OMP_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")  # before the fast backend sets its default
 
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
@@ -162,6 +166,34 @@ def torch_fns(device: str) -> tuple[Callable[[], None], Callable[[], None]] | No
 # --- main -------------------------------------------------------------------------------------
 
 
+def torch_times(device: str, repeats: int) -> tuple[float, float] | None:
+    """(split epoch s, 784-128-10 step s) for PyTorch on ``device``, or None without PyTorch."""
+    fns = torch_fns(device)
+    if fns is None:
+        return None
+    split_step, mnist_step = fns
+    t_epoch = median_time(lambda: [split_step() for _ in range(SPLIT_POINTS // SPLIT_BATCH)], repeats)
+    return t_epoch, median_time(mnist_step, repeats * 5)
+
+
+def torch_times_in_subprocess(device: str, repeats: int) -> tuple[float, float] | None:
+    """torch_times in a fresh process: each library runs with its own threading defaults, and neither's
+    idle worker threads compete with the other's (as they would in one process, which no user runs)."""
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import training; "
+        f"print(json.dumps(training.torch_times({device!r}, {repeats})))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if USER_OMP_WAIT_POLICY is not None:
+        env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
+    result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        print(f"torch ({device}) measurement failed: {result.stderr.strip().splitlines()[-1:]}")
+        return None
+    times = json.loads(result.stdout.strip().splitlines()[-1])
+    return None if times is None else (times[0], times[1])
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", nargs="+", choices=("simple", "fast", "cuda"), default=["simple", "fast", "cuda"])
@@ -209,13 +241,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             limiter.unregister()
         device = "cuda" if backend == "cuda" else "cpu"
         if device not in torch_cache:
-            fns = torch_fns(device)
-            if fns is None:
-                torch_cache[device] = None
-            else:
-                split_step, mnist_step = fns
-                t_epoch = median_time(lambda split_step=split_step: [split_step() for _ in range(20)], args.repeats)
-                torch_cache[device] = (t_epoch, median_time(mnist_step, args.repeats * 5))
+            torch_cache[device] = torch_times_in_subprocess(device, args.repeats)
         ref = torch_cache[device]
         rows.append({"backend": label, "split_epoch_s": epoch, "mnist_step_s": mstep,
                      "torch_device": device if ref else None,

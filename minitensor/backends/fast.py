@@ -10,10 +10,16 @@ instantiated per op by :mod:`minitensor.backends.fast_codegen`) are compiled laz
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
-import numba
+# Idle OpenMP workers sleep rather than spin: spinning Numba workers and spinning BLAS threads
+# otherwise steal each other's cores between kernels (a 784-128-10 MLP step: 12.9 ms -> 3.8 ms on
+# 2 cores). Takes effect only if the OpenMP runtime has not started yet; an explicit setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numba  # noqa: E402
 import numpy as np
 
 from ..operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
