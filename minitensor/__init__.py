@@ -42,8 +42,8 @@ __all__ = [
     "tensor", "zeros", "zeros_like",
     "BackendError", "BackendUnavailableError", "DTypeError", "GradientError", "IndexOutOfRangeError",
     "MinitensorError", "NonContiguousError", "PermutationError", "RaggedDataError", "ShapeError",
-    "Module", "Parameter", "Scalar", "Tensor", "matmul", "TensorData",
+    "Module", "Parameter", "Scalar", "Tensor", "matmul", "TensorData", "nn", "optim", "save", "load",
 ]
 
-from . import nn, optim  # noqa: E402, F401 - after the core they build on
-from .checkpoint import load, save  # noqa: E402, F401
+from . import nn, optim  # noqa: E402 - after the core they build on
+from .checkpoint import load, save  # noqa: E402
