@@ -9,6 +9,8 @@ so the ``fast`` and ``cuda`` backends compile these exact functions with Numba.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -85,12 +87,15 @@ def strides_from_shape(shape: Sequence[int]) -> Strides:
     return tuple(reversed(strides))
 
 
+@functools.lru_cache(maxsize=1024)
+def _contiguous_strides(shape: Shape) -> Strides:
+    """strides_from_shape, cached: TensorData asks for the same few shapes on every op."""
+    return strides_from_shape(shape)
+
+
 def prod(shape: Iterable[int]) -> int:
     """Number of elements of a shape (1 for the 0-d shape ())."""
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+    return math.prod(shape)
 
 
 def normalize_dim(dim: int, dims: int) -> int:
@@ -105,16 +110,16 @@ class TensorData:
 
     def __init__(self, storage: Any, shape: Sequence[int], strides: Sequence[int] | None = None):
         self._storage = storage
-        self.shape: Shape = tuple(int(s) for s in shape)
-        self.strides: Strides = strides_from_shape(self.shape) if strides is None else tuple(int(s) for s in strides)
-        if len(self.shape) > MAX_DIMS:
-            raise ShapeError(f"at most {MAX_DIMS} dims are supported, got shape {self.shape}")
-        if any(s < 0 for s in self.shape):
-            raise ShapeError(f"negative size in shape {self.shape}")
-        if len(self.strides) != len(self.shape):
-            raise ShapeError(f"strides {self.strides} do not match shape {self.shape}")
-        self.size = prod(self.shape)
+        self.shape: Shape = tuple(map(int, shape))
         self.dims = len(self.shape)
+        if self.dims > MAX_DIMS:
+            raise ShapeError(f"at most {MAX_DIMS} dims are supported, got shape {self.shape}")
+        if self.dims and min(self.shape) < 0:
+            raise ShapeError(f"negative size in shape {self.shape}")
+        self.strides: Strides = _contiguous_strides(self.shape) if strides is None else tuple(map(int, strides))
+        if len(self.strides) != self.dims:
+            raise ShapeError(f"strides {self.strides} do not match shape {self.shape}")
+        self.size = math.prod(self.shape)
         self._shape_array: np.ndarray | None = None
         self._strides_array: np.ndarray | None = None
 
