@@ -370,5 +370,12 @@ class MatMul(TensorFunction):
         a, b = ctx.saved_values
         need_a, need_b = ctx.needs_input_grad
         grad_a = d._matmul(b.transpose(-1, -2)) if need_a else None
-        grad_b = a.transpose(-1, -2)._matmul(d) if need_b else None
+        grad_b = None
+        if need_b:
+            if not b._data.is_contiguous() and b.transpose(-1, -2)._data.is_contiguous():
+                # b is a transposed view (e.g. Linear's weight.T): a gradient in the same layout
+                # becomes contiguous once the transpose's backward undoes it, saving a copy later.
+                grad_b = d.transpose(-1, -2)._matmul(a).transpose(-1, -2)
+            else:
+                grad_b = a.transpose(-1, -2)._matmul(d)
         return grad_a, grad_b
