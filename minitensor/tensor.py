@@ -76,8 +76,13 @@ class Tensor:
 
     def _zip(self, op: str, other: Tensor) -> Tensor:
         self._check_backend(other)
-        out = self.backend.empty(shape_broadcast(self.shape, other.shape), np.result_type(self.dtype, other.dtype))
-        self.backend.zip(op, self._data, other._data, out)
+        a, b = self._data, other._data
+        shape = a.shape if a.shape == b.shape else shape_broadcast(a.shape, b.shape)
+        dtype = a.dtype
+        if b.dtype != dtype:
+            dtype = np.result_type(dtype, b.dtype)
+        out = self.backend.empty(shape, dtype)
+        self.backend.zip(op, a, b, out)
         return Tensor(out, self.backend)
 
     def _reduce(self, op: str, dim: int) -> Tensor:
