@@ -55,6 +55,7 @@ def coalesce(dims: Dims, operands: int) -> tuple[np.ndarray, np.ndarray]:
 
 LAYOUT_CACHE_SIZE = 512
 _layouts: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
+_reduce_plans: dict[tuple, tuple[str, tuple]] = {}
 
 
 def planned_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -83,6 +84,38 @@ def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[n
     dims = [(size, [out.strides[i]] + [v.strides[i] for v in views]) for i, size in enumerate(out.shape) if size != 1]
     dims.sort(key=lambda d: -abs(d[1][0]))
     return coalesce(dims, 1 + len(views))
+
+
+def reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tuple]:
+    """The reduce kernel's name and its arguments after the storages, cached per layout like ``planned_layout``."""
+    key = (a.shape, a.strides, out.strides, dim)
+    plan = _reduce_plans.get(key)
+    if plan is None:
+        plan = make_reduce_plan(a, dim, out)
+        if len(_reduce_plans) >= LAYOUT_CACHE_SIZE:
+            _reduce_plans.clear()
+        _reduce_plans[key] = plan
+    return plan
+
+
+def make_reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tuple]:
+    """Reduce ``a`` along ``dim`` into ``out``: order and merge the kept dims, pick the inner or outer kernel."""
+    length = a.shape[dim]
+    stride = a.strides[dim] if length > 1 else 0
+    dims = [(a.shape[i], [out.strides[i], a.strides[i]]) for i in range(a.dims) if i != dim and a.shape[i] != 1]
+    dims.sort(key=lambda d: -abs(d[1][1]))  # a's most contiguous output dim last
+    shape, strides = coalesce(dims, 2)
+    inner = int(shape[-1])
+    if inner > 1 and abs(int(strides[1, -1])) < abs(stride):
+        # The reduced dim is not the most contiguous: run the inner loop along the output's last dim.
+        outer_shape, outer_strides = shape[:-1].copy(), np.ascontiguousarray(strides[:, :-1])
+        rows = int(np.prod(outer_shape))
+        tiles_wanted = -(-16 // rows)
+        tile = min(8192, max(256, -(-inner // tiles_wanted)))
+        so, sa = int(strides[0, -1]), int(strides[1, -1])
+        return "reduce_outer", (outer_shape, outer_strides, inner, so, sa, length, stride, tile)
+    n_chunks, per_chunk = chunking(shape, min_chunk=max(1, 16384 // max(length, 1)))
+    return "reduce_inner", (shape, strides, length, stride, n_chunks, per_chunk)
 
 
 def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -> tuple[int, int]:
@@ -175,24 +208,8 @@ class FastBackend(HostBackend):
         if parts > 1:
             self._reduce_split(op, a, dim, out, parts)
             return
-        stride = a.strides[dim] if length > 1 else 0
-        dims = [(a.shape[i], [out.strides[i], a.strides[i]]) for i in range(a.dims) if i != dim and a.shape[i] != 1]
-        dims.sort(key=lambda d: -abs(d[1][1]))  # a's most contiguous output dim last
-        shape, strides = coalesce(dims, 2)
-        kernels = kernel_module("reduce", op)
-        inner = int(shape[-1])
-        if inner > 1 and abs(int(strides[1, -1])) < abs(stride):
-            # The reduced dim is not the most contiguous: run the inner loop along the output's last dim.
-            outer_shape, outer_strides = shape[:-1].copy(), np.ascontiguousarray(strides[:, :-1])
-            rows = int(np.prod(outer_shape))
-            tiles_wanted = -(-16 // rows)
-            tile = min(8192, max(256, -(-inner // tiles_wanted)))
-            so, sa = int(strides[0, -1]), int(strides[1, -1])
-            args = (a.storage, out.storage, outer_shape, outer_strides, inner, so, sa, length, stride, tile)
-            launch(a.size, kernels.reduce_outer, *args)
-        else:
-            n_chunks, per_chunk = chunking(shape, min_chunk=max(1, 16384 // max(length, 1)))
-            launch(a.size, kernels.reduce_inner, a.storage, out.storage, shape, strides, length, stride, n_chunks, per_chunk)
+        kernel, plan = reduce_plan(a, dim, out)
+        launch(a.size, getattr(kernel_module("reduce", op), kernel), a.storage, out.storage, *plan)
 
     def _reduce_split(self, op: str, a: TensorData, dim: int, out: TensorData, parts: int) -> None:
         """Long fold into few outputs: fold ``parts`` slices of ``dim`` in parallel, then fold the partials."""
