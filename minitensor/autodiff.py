@@ -101,11 +101,14 @@ class Function:
     @classmethod
     def apply(cls, *args: Any) -> Any:
         inputs = cls._prepare(args)
-        needs = tuple(_grad_enabled and getattr(v, "requires_grad", False) for v in inputs)
-        ctx = Context(needs_input_grad=needs)
+        if _grad_enabled:
+            needs = tuple([getattr(v, "requires_grad", False) for v in inputs])
+            record = any(needs)
+        else:
+            needs, record = (False,) * len(inputs), False
+        ctx = Context(needs)
         raw = cls._raw_forward(ctx, inputs)
-        history = History(cls, ctx, inputs) if any(needs) else None
-        return cls._finish(raw, history, inputs)
+        return cls._finish(raw, History(cls, ctx, inputs) if record else None, inputs)
 
     @classmethod
     def chain_rule(cls, ctx: Context, inputs: tuple[Any, ...], grad: Any) -> list[tuple[Any, Any]]:
