@@ -10,8 +10,12 @@ import numpy as np
 from . import tensor_functions as F
 from .autodiff import History, backpropagate, next_id
 from .backends import Backend, get_backend
+from .backends.base import HostBackend
 from .errors import BackendError, GradientError, ShapeError
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
+
+CONSTANT_CACHE_SIZE = 256
+_constants: dict[tuple[Any, np.dtype, float], Tensor] = {}
 
 
 class Tensor:
@@ -118,10 +122,26 @@ class Tensor:
             )
 
     def _lift(self, value: Any) -> Tensor:
-        """A Python number (or array-like) as a tensor on this backend with this dtype."""
+        """A Python number (or array-like) as a tensor on this backend with this dtype.
+
+        Nonzero Python numbers on host backends come from a small cache: ops only read their inputs and nothing
+        hands the lifted tensor itself to the caller, so sharing one constant is safe.
+        """
         if isinstance(value, Tensor):
             return value
-        return Tensor(self.backend.from_numpy(np.asarray(value, dtype=self.dtype)), self.backend)
+        # Not 0 (-0.0 == 0.0 as a key) and only host storage (device arrays die with their context).
+        cacheable = (type(value) is float or type(value) is int) and value != 0 and isinstance(self.backend, HostBackend)
+        if cacheable:
+            key = (self.backend, self._data.dtype, value)
+            constant = _constants.get(key)
+            if constant is not None:
+                return constant
+        lifted = Tensor(self.backend.from_numpy(np.asarray(value, dtype=self.dtype)), self.backend)
+        if cacheable:
+            if len(_constants) >= CONSTANT_CACHE_SIZE:
+                _constants.clear()
+            _constants[key] = lifted
+        return lifted
 
     # --- autodiff ---
 
@@ -356,7 +376,9 @@ class Tensor:
 
     def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         """1.0 where every element over ``dim`` is nonzero, else 0.0."""
-        return (self != 0.0).min(dim, keepdim) if self.size else self._lift(1.0)
+        if self.size == 0:
+            return Tensor(self.backend.from_numpy(np.ones((), dtype=self.dtype)), self.backend)
+        return (self != 0.0).min(dim, keepdim)
 
     # --- shape ---
 
