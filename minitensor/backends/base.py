@@ -86,6 +86,14 @@ class HostBackend(Backend):
 
 def strided_view(data: TensorData, writeable: bool = False) -> np.ndarray:
     """A NumPy array viewing ``data``'s host storage with its shape and strides (no copy)."""
-    itemsize = data.storage.itemsize
-    strides = tuple(s * itemsize for s in data.strides)
-    return np.lib.stride_tricks.as_strided(data.storage, shape=data.shape, strides=strides, writeable=writeable)
+    storage = data.storage
+    itemsize = storage.itemsize
+    strides = tuple([s * itemsize for s in data.strides])
+    try:
+        # A few times cheaper than as_strided; NumPy checks the view stays inside the buffer.
+        view = np.ndarray(data.shape, storage.dtype, storage, 0, strides)
+    except (TypeError, ValueError):
+        return np.lib.stride_tricks.as_strided(storage, shape=data.shape, strides=strides, writeable=writeable)
+    if not writeable:
+        view.flags.writeable = False
+    return view
