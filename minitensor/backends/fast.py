@@ -231,8 +231,6 @@ class FastBackend(HostBackend):
         batch = out.shape[:-2]
         a = a if a.shape[:-2] == batch else a.expand(batch + (m, k))
         b = b if b.shape[:-2] == batch else b.expand(batch + (k, n))
-        dims = [(size, [out.strides[i], a.strides[i], b.strides[i]]) for i, size in enumerate(batch) if size != 1]
-        batch_shape, batch_strides = coalesce(dims, 3)
         a_layout = matrix_layout(m, k, a.strides[-2], a.strides[-1])
         b_layout = matrix_layout(k, n, b.strides[-2], b.strides[-1])
         blas = self.use_blas and k > 0 and a.dtype == b.dtype == out.dtype and out.dtype in BLAS_DTYPES
@@ -240,6 +238,8 @@ class FastBackend(HostBackend):
             # Dense float blocks (row- or column-major): NumPy's matmul, i.e. BLAS on the same storage.
             np.matmul(strided_view(a), strided_view(b), out=strided_view(out, writeable=True))
         else:
+            dims = [(size, [out.strides[i], a.strides[i], b.strides[i]]) for i, size in enumerate(batch) if size != 1]
+            batch_shape, batch_strides = coalesce(dims, 3)
             mat_strides = np.array([out.strides[-2:], a.strides[-2:], b.strides[-2:]], dtype=np.int64)
             work = out.size * k
             args = (a.storage, b.storage, out.storage, batch_shape, batch_strides, mat_strides, m, k, n, 32, 256)
