@@ -28,7 +28,14 @@ class TensorFunction(Function):
     @classmethod
     def chain_rule(cls, ctx: Context, inputs: tuple[Any, ...], grad: Any) -> list[tuple[Any, Any]]:
         pairs = super().chain_rule(ctx, inputs, grad)
-        return [(v, g.sum_to_shape(v.shape).cast(v.dtype)) for v, g in pairs]
+        out = []
+        for v, g in pairs:
+            if g.shape != v.shape:
+                g = g.sum_to_shape(v.shape)
+            if g.dtype != v.dtype:
+                g = g.cast(v.dtype)
+            out.append((v, g))
+        return out
 
 
 # --- element-wise unary ---
