@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 
 from . import tensor_functions as F
+from . import tensor_shape
 from .autodiff import History, backpropagate, next_id
 from .backends import Backend, get_backend
 from .backends.base import HostBackend
 from .errors import BackendError, GradientError, ShapeError
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
+from .tensor_shape import matmul
 
 CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, float], Tensor] = {}
@@ -380,80 +382,19 @@ class Tensor:
             return Tensor(self.backend.from_numpy(np.ones((), dtype=self.dtype)), self.backend)
         return (self != 0.0).min(dim, keepdim)
 
-    # --- shape ---
+    # --- shape and layout (defined in tensor_shape.py) ---
 
-    def permute(self, *order: int) -> Tensor:
-        if len(order) == 1 and isinstance(order[0], (tuple, list)):
-            order = tuple(order[0])
-        return F.Permute.apply(self, tuple(o % self.dims if -self.dims <= o < 0 else o for o in order))
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        order = list(range(self.dims))
-        d0, d1 = normalize_dim(dim0, self.dims), normalize_dim(dim1, self.dims)
-        order[d0], order[d1] = order[d1], order[d0]
-        return self.permute(*order)
-
-    def view(self, *shape: Any) -> Tensor:
-        """Same data read as ``shape``; needs contiguous data (see ``reshape``)."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return F.View.apply(self, tuple(shape))
-
-    def reshape(self, *shape: Any) -> Tensor:
-        """Like ``view``, copying first when the data is not contiguous."""
-        return (self if self._data.is_contiguous() else self.contiguous()).view(*shape)
-
-    def contiguous(self) -> Tensor:
-        """Row-major data (a copy only when needed)."""
-        return self if self._data.is_contiguous() else F.Contiguous.apply(self)
-
-    def expand(self, *shape: Any) -> Tensor:
-        """Broadcast to ``shape`` without copying (stride 0 along new/stretched dims)."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return self if tuple(shape) == self.shape else F.Expand.apply(self, tuple(shape))
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        dim = normalize_dim(dim, self.dims + 1)
-        return self.reshape(*self.shape[:dim], 1, *self.shape[dim:])
-
-    def squeeze(self, dim: int | None = None) -> Tensor:
-        if dim is None:
-            return self.reshape(*[s for s in self.shape if s != 1])
-        dim = normalize_dim(dim, self.dims)
-        if self.shape[dim] != 1:
-            return self
-        return self.reshape(*(self.shape[:dim] + self.shape[dim + 1 :]))
-
-    def flatten(self, start_dim: int = 0) -> Tensor:
-        start = normalize_dim(start_dim, self.dims) if self.dims else 0
-        return self.reshape(*self.shape[:start], -1)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        key = key if isinstance(key, tuple) else (key,)
-        return F.Slice.apply(self, key)
-
-    def __iter__(self) -> Any:
-        for i in range(len(self)):
-            yield self[i]
+    permute = tensor_shape.permute
+    transpose = tensor_shape.transpose
+    view = tensor_shape.view
+    reshape = tensor_shape.reshape
+    contiguous = tensor_shape.contiguous
+    expand = tensor_shape.expand
+    unsqueeze = tensor_shape.unsqueeze
+    squeeze = tensor_shape.squeeze
+    flatten = tensor_shape.flatten
+    __getitem__ = tensor_shape.getitem
+    __iter__ = tensor_shape.iterate
 
     def zero_grad_(self) -> None:
         self.grad = None
-
-
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """NumPy-style matmul: 1-D operands are promoted to a row/column and the added dim is dropped after."""
-    if a.dims == 0 or b.dims == 0:
-        raise ShapeError(f"matmul needs at least 1-D operands, got shapes {a.shape} and {b.shape}")
-    squeeze_a, squeeze_b = a.dims == 1, b.dims == 1
-    if squeeze_a:
-        a = a.reshape(1, a.shape[0])
-    if squeeze_b:
-        b = b.reshape(b.shape[0], 1)
-    if a.shape[-1] != b.shape[-2]:
-        raise ShapeError(f"matmul inner dims differ: {a.shape} @ {b.shape} ({a.shape[-1]} != {b.shape[-2]})")
-    out = F.MatMul.apply(a, b)
-    if squeeze_a or squeeze_b:
-        shape = out.shape[:-2] + (() if squeeze_a else out.shape[-2:-1]) + (() if squeeze_b else out.shape[-1:])
-        out = out.view(*shape)
-    return out
