@@ -58,20 +58,27 @@ _layouts: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 _reduce_plans: dict[tuple, tuple[str, tuple]] = {}
 
 
-def planned_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """``elementwise_layout`` plus ``chunking`` of it, cached per operand shapes and strides.
+def cached(table: dict, key: tuple, make: Callable[[], Any]) -> Any:
+    """``table[key]``, made by ``make()`` on a miss; the table empties when it holds LAYOUT_CACHE_SIZE plans.
 
-    A training loop repeats the same few layouts; kernels only read the shape and stride arrays.
+    A training loop repeats the same few layouts; kernels only read the plans' arrays, never write them.
     """
-    key = (out.shape, out.strides, *[(x.shape, x.strides) for x in inputs])
-    plan = _layouts.get(key)
+    plan = table.get(key)
     if plan is None:
-        shape, strides = elementwise_layout(out, inputs)
-        plan = (shape, strides, *chunking(shape))
-        if len(_layouts) >= LAYOUT_CACHE_SIZE:
-            _layouts.clear()
-        _layouts[key] = plan
+        if len(table) >= LAYOUT_CACHE_SIZE:
+            table.clear()
+        plan = table[key] = make()
     return plan
+
+
+def planned_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """``elementwise_layout`` plus ``chunking`` of it, cached per operand shapes and strides."""
+
+    def make() -> tuple[np.ndarray, np.ndarray, int, int]:
+        shape, strides = elementwise_layout(out, inputs)
+        return (shape, strides, *chunking(shape))
+
+    return cached(_layouts, (out.shape, out.strides, *[(x.shape, x.strides) for x in inputs]), make)
 
 
 def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray]:
@@ -88,14 +95,7 @@ def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[n
 
 def reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tuple]:
     """The reduce kernel's name and its arguments after the storages, cached per layout like ``planned_layout``."""
-    key = (a.shape, a.strides, out.strides, dim)
-    plan = _reduce_plans.get(key)
-    if plan is None:
-        plan = make_reduce_plan(a, dim, out)
-        if len(_reduce_plans) >= LAYOUT_CACHE_SIZE:
-            _reduce_plans.clear()
-        _reduce_plans[key] = plan
-    return plan
+    return cached(_reduce_plans, (a.shape, a.strides, out.strides, dim), lambda: make_reduce_plan(a, dim, out))
 
 
 def make_reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tuple]:
