@@ -1,23 +1,15 @@
-"""minitensor: a readable, fast tensor engine with autodiff and pluggable backends."""
+"""minitensor: a readable, fast tensor engine with autodiff and pluggable backends.
+
+The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` is ``torch.nn``.
+"""
 
 from . import operators
 from .autodiff import Context, Function, is_grad_enabled, no_grad
 from .backends import backend_names, default_backend_name, get_backend, set_default_backend
-from .creation import (
-    arange,
-    as_dtype,
-    from_numpy,
-    full,
-    generator,
-    manual_seed,
-    ones,
-    ones_like,
-    rand,
-    randn,
-    tensor,
-    zeros,
-    zeros_like,
-)
+from .creation import *  # noqa: F403 - the creation functions, listed in creation.__all__
+from .dtypes import as_dtype, get_default_dtype, set_default_dtype
+from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
+from .dtypes import float32, float64, int32, int64
 from .errors import (
     BackendError,
     BackendUnavailableError,
@@ -30,20 +22,19 @@ from .errors import (
     RaggedDataError,
     ShapeError,
 )
+from .linalg import *  # noqa: F403
 from .module import Module, Parameter
 from .scalar import Scalar
-from .tensor import Tensor, matmul
+from .tensor import Tensor
 from .tensor_data import TensorData
+from .tensor_math import *  # noqa: F403
+from .tensor_reduce import *  # noqa: F403
+from .tensor_shape import *  # noqa: F403
 
-__all__ = [
-    "operators", "Context", "Function", "is_grad_enabled", "no_grad",
-    "backend_names", "default_backend_name", "get_backend", "set_default_backend",
-    "arange", "as_dtype", "from_numpy", "full", "generator", "manual_seed", "ones", "ones_like", "rand", "randn",
-    "tensor", "zeros", "zeros_like",
-    "BackendError", "BackendUnavailableError", "DTypeError", "GradientError", "IndexOutOfRangeError",
-    "MinitensorError", "NonContiguousError", "PermutationError", "RaggedDataError", "ShapeError",
-    "Module", "Parameter", "Scalar", "Tensor", "matmul", "TensorData", "nn", "optim", "save", "load",
-]
+float = float32  # noqa: A001 - PyTorch's aliases
+double = float64
+long = int64
+int = int32  # noqa: A001
 
 from . import nn, optim  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402

@@ -1,35 +1,28 @@
-"""Ways to make a tensor: from data, filled, random."""
+"""Ways to make a tensor: from data, filled, ranges, random (PyTorch's names, arguments and dtypes).
+
+Every function takes ``dtype=`` and ``backend=`` (``device=`` is accepted as its PyTorch spelling:
+``"cpu"`` is the default CPU backend, ``"cuda"`` the GPU one).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from . import dtypes
 from .backends import Backend, get_backend
-from .errors import DTypeError, RaggedDataError
+from .dtypes import as_dtype
+from .errors import DTypeError, RaggedDataError, ShapeError
 from .tensor import Tensor
-from .tensor_data import DTYPES
 
-DEFAULT_DTYPE = np.dtype(np.float64)
+BackendLike = str | Backend | None
 
 
-def as_dtype(dtype: Any) -> np.dtype:
-    """``"float32"``, ``"float64"``, a NumPy float dtype, or None (float64) as a NumPy dtype."""
-    if dtype is None:
-        return DEFAULT_DTYPE
-    if isinstance(dtype, str):
-        if dtype not in DTYPES:
-            raise DTypeError(f"unsupported dtype {dtype!r}; use 'float32' or 'float64'")
-        return DTYPES[dtype]
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError as error:
-        raise DTypeError(f"unsupported dtype {dtype!r}; use 'float32' or 'float64'") from error
-    if resolved not in DTYPES.values():
-        raise DTypeError(f"unsupported dtype {resolved}; use 'float32' or 'float64'")
-    return resolved
+def _backend(backend: BackendLike, device: BackendLike = None) -> Backend:
+    return get_backend(backend if backend is not None else device)
 
 
 def _check_rectangular(data: Any, path: tuple[int, ...] = ()) -> tuple[int, ...]:
@@ -46,66 +39,184 @@ def _check_rectangular(data: Any, path: tuple[int, ...] = ()) -> tuple[int, ...]
     return (len(data),) + (shapes[0] if shapes else ())
 
 
-def tensor(
-    data: Any, backend: str | Backend | None = None, dtype: Any = None, requires_grad: bool = False
-) -> Tensor:
-    """A new tensor holding a copy of ``data`` (a number, nested lists, a NumPy array or a Tensor).
+def inferred_dtype(array: np.ndarray) -> np.dtype:
+    """The dtype PyTorch gives data like ``array``: bool, int64 for integers, the default float for Python floats."""
+    if array.dtype in dtypes.SUPPORTED:
+        return array.dtype
+    kind = array.dtype.kind
+    if kind == "b":
+        return dtypes.bool_
+    if kind in "iu":
+        return dtypes.int64
+    if kind == "f":
+        return dtypes.float32 if array.dtype.itemsize < 4 else dtypes.float64
+    raise DTypeError(f"cannot make a tensor from data of NumPy dtype {array.dtype}")
 
-    The dtype is ``dtype`` if given, else the float dtype of a NumPy array, else float64.
+
+def tensor(
+    data: Any, *, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False, device: BackendLike = None
+) -> Tensor:
+    """A new tensor holding a copy of ``data``: a number, nested lists (of numbers or 0-d tensors), a NumPy array or a Tensor.
+
+    Without ``dtype``: Python bools give bool, ints int64, floats the default float dtype; arrays and
+    tensors keep theirs.
     """
     if isinstance(data, Tensor):
-        data = data.to_numpy()
-    if isinstance(data, np.ndarray):
-        default = data.dtype if data.dtype in DTYPES.values() else DEFAULT_DTYPE
-        array = data.astype(as_dtype(dtype) if dtype is not None else default, copy=False)
+        array = data.to_numpy()
+    elif isinstance(data, np.ndarray):
+        array = data
     else:
         _check_rectangular(data)
         try:
-            array = np.asarray(data, dtype=as_dtype(dtype))
+            array = np.asarray(data)
         except (TypeError, ValueError) as error:
-            raise DTypeError(f"cannot make a float tensor from {type(data).__name__} data: {error}") from error
-    chosen = get_backend(backend)
-    return Tensor(chosen.from_numpy(array), chosen, requires_grad=requires_grad)
+            raise DTypeError(f"cannot make a tensor from {type(data).__name__} data: {error}") from error
+        if array.dtype == np.float64 and not _holds_float64_tensors(data):
+            array = array.astype(dtypes.get_default_dtype())
+    if array.dtype.kind not in "biuf":
+        raise DTypeError(f"cannot make a tensor from data of NumPy dtype {array.dtype} ({type(data).__name__})")
+    target = as_dtype(dtype) if dtype is not None else inferred_dtype(array)
+    chosen = _backend(backend, device)
+    return Tensor(chosen.from_numpy(array.astype(target, copy=False)), chosen, requires_grad=requires_grad)
 
 
-def from_numpy(array: np.ndarray, backend: str | Backend | None = None, dtype: Any = None) -> Tensor:
-    """A tensor holding a copy of ``array`` (float32 stays float32; other types become float64)."""
-    return tensor(np.asarray(array), backend=backend, dtype=dtype)
+def _holds_float64_tensors(data: Any) -> bool:
+    """True when nested ``data`` holds a float64 tensor or array (they keep their dtype, Python floats do not)."""
+    if isinstance(data, (Tensor, np.ndarray, np.generic)):
+        return bool(data.dtype == dtypes.float64)
+    if isinstance(data, (list, tuple)):
+        return any(_holds_float64_tensors(item) for item in data)
+    return False
+
+
+def as_tensor(data: Any, dtype: Any = None, *, backend: BackendLike = None, device: BackendLike = None) -> Tensor:
+    """``data`` itself when it is already a tensor of that dtype and backend, else a new tensor."""
+    if isinstance(data, Tensor):
+        out = data.to(backend if backend is not None else device) if (backend or device) else data
+        return out.cast(dtype) if dtype is not None else out
+    return tensor(data, dtype=dtype, backend=backend, device=device)
+
+
+def from_numpy(array: np.ndarray, *, backend: BackendLike = None, dtype: Any = None) -> Tensor:
+    """A tensor holding a copy of ``array``, with its dtype (storage is never shared with NumPy)."""
+    return tensor(np.asarray(array), dtype=dtype, backend=backend)
 
 
 def _shape(shape: Sequence[Any]) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(int(s) for s in shape[0])
-    return tuple(int(s) for s in shape)
+        shape = tuple(shape[0])
+    try:
+        return tuple(int(s) for s in shape)
+    except (TypeError, ValueError) as error:
+        raise ShapeError(f"a shape is a sequence of ints, got {shape!r}") from error
 
 
-def full(shape: Sequence[int], value: float, backend: str | Backend | None = None, dtype: Any = None) -> Tensor:
-    return tensor(np.full(_shape((shape,)), value, dtype=as_dtype(dtype)), backend=backend)
+def _filled(shape: tuple[int, ...], value: Any, dtype: np.dtype, backend: Backend, requires_grad: bool) -> Tensor:
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"negative size in shape {shape}")
+    if value == 0:
+        return Tensor(backend.zeros(shape, dtype), backend, requires_grad=requires_grad)
+    return Tensor(backend.from_numpy(np.full(shape, value, dtype=dtype)), backend, requires_grad=requires_grad)
 
 
-def zeros(*shape: Any, backend: str | Backend | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    chosen = get_backend(backend)
-    return Tensor(chosen.zeros(_shape(shape), as_dtype(dtype)), chosen, requires_grad=requires_grad)
+def zeros(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with 0."""
+    return _filled(_shape(size), 0, as_dtype(dtype), _backend(backend, device), requires_grad)
 
 
-def ones(*shape: Any, backend: str | Backend | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    out = tensor(np.ones(_shape(shape), dtype=as_dtype(dtype)), backend=backend)
-    return out.requires_grad_(requires_grad)
+def ones(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with 1."""
+    return _filled(_shape(size), 1, as_dtype(dtype), _backend(backend, device), requires_grad)
 
 
-def zeros_like(t: Tensor) -> Tensor:
-    return zeros(t.shape, backend=t.backend, dtype=t.dtype)
+def empty(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` with unspecified contents."""
+    shape = _shape(size)
+    chosen = _backend(backend, device)
+    return Tensor(chosen.empty(shape, as_dtype(dtype)), chosen, requires_grad=requires_grad)
 
 
-def ones_like(t: Tensor) -> Tensor:
-    return ones(t.shape, backend=t.backend, dtype=t.dtype)
+def full(
+    size: Sequence[int], fill_value: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (its dtype follows the value: bool, int64 or the default float)."""
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    resolved = as_dtype(dtype) if dtype is not None else dtypes.scalar_dtype(fill_value)
+    return _filled(_shape((size,)), fill_value, resolved, _backend(backend, device), requires_grad)
 
+
+def _like(t: Tensor, dtype: Any, backend: BackendLike) -> tuple[np.dtype, Backend]:
+    return (t.dtype if dtype is None else as_dtype(dtype)), (t.backend if backend is None else get_backend(backend))
+
+
+def zeros_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    return _filled(t.shape, 0, *_like(t, dtype, backend), requires_grad)
+
+
+def ones_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    return _filled(t.shape, 1, *_like(t, dtype, backend), requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    return _filled(t.shape, fill_value, *_like(t, dtype, backend), requires_grad)
+
+
+def empty_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    resolved, chosen = _like(t, dtype, backend)
+    return Tensor(chosen.empty(t.shape, resolved), chosen, requires_grad=requires_grad)
+
+
+def arange(
+    start: float, end: float | None = None, step: float = 1, *, dtype: Any = None, backend: BackendLike = None,
+    device: BackendLike = None, requires_grad: bool = False,
+) -> Tensor:
+    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``; ``arange(n)`` is 0..n-1.
+
+    int64 when every argument is an int, else the default float dtype (as ``torch.arange``).
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange() step must be nonzero")
+    values = [start, end, step]
+    if dtype is None:
+        integral = all(isinstance(v, int) or (isinstance(v, Tensor) and v.dtype.kind in "iub") for v in values)
+        dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
+    start, end, step = (float(v) if not isinstance(v, int) else v for v in values)
+    count = max(0, math.ceil((end - start) / step))
+    array = start + np.arange(count, dtype=np.float64 if as_dtype(dtype).kind == "f" else np.int64) * step
+    return tensor(array, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
+
+
+def linspace(
+    start: float, end: float, steps: int, *, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    if steps < 0:
+        raise ValueError(f"linspace() needs steps >= 0, got {steps}")
+    return tensor(np.linspace(float(start), float(end), int(steps)), dtype=as_dtype(dtype), backend=backend, device=device,
+                  requires_grad=requires_grad)
+
+
+def eye(
+    n: int, m: int | None = None, *, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The ``n`` x ``m`` (default square) identity matrix."""
+    return tensor(np.eye(n, n if m is None else m), dtype=as_dtype(dtype), backend=backend, device=device,
+                  requires_grad=requires_grad)
+
+
+# --- random ---
 
 _rng = np.random.default_rng()
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the generator used by rand/randn (and the nn initializers)."""
+    """Seed the generator used by the random functions (and the nn initializers and dropout)."""
     global _rng
     _rng = np.random.default_rng(seed)
 
@@ -115,17 +226,53 @@ def generator() -> np.random.Generator:
     return _rng
 
 
-def rand(*shape: Any, backend: str | Backend | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def _random(array: np.ndarray, dtype: Any, backend: BackendLike, device: BackendLike, requires_grad: bool) -> Tensor:
+    resolved = as_dtype(dtype)
+    if resolved.kind != "f":
+        raise DTypeError(f"random floats need a float dtype, got {resolved}")
+    return tensor(array, dtype=resolved, backend=backend, device=device, requires_grad=requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    out = tensor(_rng.random(_shape(shape)), backend=backend, dtype=as_dtype(dtype))
-    return out.requires_grad_(requires_grad)
+    return _random(_rng.random(_shape(size)), dtype, backend, device, requires_grad)
 
 
-def randn(*shape: Any, backend: str | Backend | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    out = tensor(_rng.standard_normal(_shape(shape)), backend=backend, dtype=as_dtype(dtype))
-    return out.requires_grad_(requires_grad)
+    return _random(_rng.standard_normal(_shape(size)), dtype, backend, device, requires_grad)
 
 
-def arange(n: int, backend: str | Backend | None = None, dtype: Any = None) -> Tensor:
-    return tensor(np.arange(n), backend=backend, dtype=as_dtype(dtype))
+def rand_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    resolved, chosen = _like(t, dtype, backend)
+    return _random(_rng.random(t.shape), resolved, chosen, None, requires_grad)
+
+
+def randn_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+    resolved, chosen = _like(t, dtype, backend)
+    return _random(_rng.standard_normal(t.shape), resolved, chosen, None, requires_grad)
+
+
+def randint(
+    low: int, high: int | None = None, size: Sequence[int] = (), *, dtype: Any = None, backend: BackendLike = None,
+    device: BackendLike = None,
+) -> Tensor:
+    """Integers drawn uniformly from [low, high) (``randint(high, size)`` draws from [0, high)); int64 by default."""
+    if high is None or (isinstance(high, (tuple, list))):
+        low, high, size = 0, low, (high if high is not None else size)  # type: ignore[assignment]
+    if high <= low:
+        raise ValueError(f"randint() needs low < high, got [{low}, {high})")
+    array = _rng.integers(low, high, _shape((size,)))
+    return tensor(array, dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
+
+
+def randperm(n: int, *, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None) -> Tensor:
+    """A random permutation of 0..n-1 (int64 by default)."""
+    return tensor(_rng.permutation(int(n)), dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
+
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
+    "empty_like", "arange", "linspace", "eye", "manual_seed", "generator", "rand", "randn", "rand_like", "randn_like",
+    "randint", "randperm",
+]

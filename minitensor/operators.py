@@ -64,17 +64,32 @@ def eq(x: float, y: float) -> float:
 
 
 def max(x: float, y: float) -> float:  # noqa: A001
-    """the larger of x and y (nan if either is nan)"""
+    """the larger of x and y (nan if either is nan; integers stay integers)"""
     if x != x or y != y:
-        return math.nan
+        return x + y
     return x if x > y else y
 
 
 def min(x: float, y: float) -> float:  # noqa: A001
-    """the smaller of x and y (nan if either is nan)"""
+    """the smaller of x and y (nan if either is nan; integers stay integers)"""
     if x != x or y != y:
-        return math.nan
+        return x + y
     return x if x < y else y
+
+
+def le(x: float, y: float) -> float:
+    """1.0 if x <= y else 0.0 (0.0 when either is nan)"""
+    return 1.0 if x <= y else 0.0
+
+
+def ge(x: float, y: float) -> float:
+    """1.0 if x >= y else 0.0 (0.0 when either is nan)"""
+    return 1.0 if x >= y else 0.0
+
+
+def ne(x: float, y: float) -> float:
+    """1.0 if x != y else 0.0 (1.0 when either is nan)"""
+    return 1.0 if x != y else 0.0
 
 
 def is_close(x: float, y: float) -> float:
@@ -156,6 +171,189 @@ def pow(x: float, y: float) -> float:  # noqa: A001
     return x**y
 
 
+# --- more element-wise math: IEEE results (inf, nan) where Python's math module would raise ---
+
+HUGE = 4503599627370496.0  # 2**52: every float at least this large is already an integer
+
+
+def exp2(x: float) -> float:
+    """2^x, +inf on overflow"""
+    if x > 1024.0:
+        return math.inf
+    return 2.0**x
+
+
+def expm1(x: float) -> float:
+    """e^x - 1, accurate near 0"""
+    if x > 709.0:
+        return math.inf
+    return math.expm1(x)
+
+
+def log2(x: float) -> float:
+    """base-2 log; -inf at 0 and nan below 0"""
+    if x > 0.0:
+        return math.log2(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
+def log10(x: float) -> float:
+    """base-10 log; -inf at 0 and nan below 0"""
+    if x > 0.0:
+        return math.log10(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
+def log1p(x: float) -> float:
+    """log(1 + x), accurate near 0; -inf at -1 and nan below"""
+    if x > -1.0:
+        return math.log1p(x)
+    return -math.inf if x == -1.0 else math.nan
+
+
+def rsqrt(x: float) -> float:
+    """1 / sqrt(x)"""
+    return div(1.0, sqrt(x))
+
+
+def sin(x: float) -> float:
+    """sine (nan for inf and nan)"""
+    if x - x != 0.0:
+        return math.nan
+    return math.sin(x)
+
+
+def cos(x: float) -> float:
+    """cosine (nan for inf and nan)"""
+    if x - x != 0.0:
+        return math.nan
+    return math.cos(x)
+
+
+def tan(x: float) -> float:
+    """tangent (nan for inf and nan)"""
+    if x - x != 0.0:
+        return math.nan
+    return math.tan(x)
+
+
+def erf(x: float) -> float:
+    """the error function 2/sqrt(pi) * integral_0^x e^(-t^2) dt"""
+    return math.erf(x)
+
+
+def floor(x: float) -> float:
+    """largest integer <= x (inf and nan unchanged)"""
+    if not abs(x) < HUGE:
+        return x
+    return float(math.floor(x))
+
+
+def ceil(x: float) -> float:
+    """smallest integer >= x (inf and nan unchanged)"""
+    if not abs(x) < HUGE:
+        return x
+    return float(math.ceil(x))
+
+
+def trunc(x: float) -> float:
+    """x rounded toward zero (inf and nan unchanged)"""
+    if not abs(x) < HUGE:
+        return x
+    return float(math.trunc(x))
+
+
+def round(x: float) -> float:  # noqa: A001
+    """x rounded to the nearest integer, ties to even (as torch.round)"""
+    if not abs(x) < HUGE:
+        return x
+    r = float(math.floor(x + 0.5))
+    if r - x == 0.5 and r - 2.0 * float(math.floor(r / 2.0)) != 0.0:
+        r -= 1.0
+    return r
+
+
+def isnan(x: float) -> float:
+    """1.0 if x is nan"""
+    return 1.0 if x != x else 0.0
+
+
+def isinf(x: float) -> float:
+    """1.0 if x is +inf or -inf"""
+    return 1.0 if x == math.inf or x == -math.inf else 0.0
+
+
+def isfinite(x: float) -> float:
+    """1.0 if x is neither inf nor nan"""
+    return 1.0 if x - x == 0.0 else 0.0
+
+
+def logical_not(x: float) -> float:
+    """1.0 if x == 0"""
+    return 1.0 if x == 0 else 0.0
+
+
+def bitwise_not(x: int) -> int:
+    """~x (integers only)"""
+    return ~x
+
+
+def floordiv(x: float, y: float) -> float:
+    """floor(x / y) like Python's // (floats: +-inf or nan for y == 0; integer callers never pass 0)"""
+    if y == 0:
+        return div(x, y)
+    return x // y
+
+
+def remainder(x: float, y: float) -> float:
+    """x - floor(x / y) * y like Python's % (sign of y; nan for y == 0)"""
+    if y == 0:
+        return div(x - x, y - y)
+    return x % y
+
+
+def fmod(x: float, y: float) -> float:
+    """C's fmod: the remainder of x / y truncated toward zero (sign of x; nan for y == 0)"""
+    if y == 0 or x - x != 0.0:
+        return math.nan
+    return math.fmod(x, y)
+
+
+def atan2(x: float, y: float) -> float:
+    """the angle of the point (y, x): atan(x / y) in the right quadrant"""
+    return math.atan2(x, y)
+
+
+def bitwise_and(x: int, y: int) -> int:
+    """x & y (integers and bools)"""
+    return x & y
+
+
+def bitwise_or(x: int, y: int) -> int:
+    """x | y (integers and bools)"""
+    return x | y
+
+
+def bitwise_xor(x: int, y: int) -> int:
+    """x ^ y (integers and bools)"""
+    return x ^ y
+
+
+def logical_and(x: float, y: float) -> float:
+    """1.0 if both are nonzero"""
+    return 1.0 if x != 0 and y != 0 else 0.0
+
+
+def logical_or(x: float, y: float) -> float:
+    """1.0 if either is nonzero"""
+    return 1.0 if x != 0 or y != 0 else 0.0
+
+
+def logical_xor(x: float, y: float) -> float:
+    """1.0 if exactly one is nonzero"""
+    return 1.0 if (x != 0) != (y != 0) else 0.0
+
+
 # Backward helpers: d * f'(x) for the unary function f.
 
 
@@ -214,6 +412,25 @@ UNARY_OPS: dict[str, Callable[[float], float]] = {
     "sq": sq,
     "sqrt": sqrt,
     "sign": sign,
+    "exp2": exp2,
+    "expm1": expm1,
+    "log2": log2,
+    "log10": log10,
+    "log1p": log1p,
+    "rsqrt": rsqrt,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "erf": erf,
+    "floor": floor,
+    "ceil": ceil,
+    "trunc": trunc,
+    "round": round,
+    "isnan": isnan,
+    "isinf": isinf,
+    "isfinite": isfinite,
+    "logical_not": logical_not,
+    "bitwise_not": bitwise_not,
 }
 """Element-wise functions a backend's ``map`` must support, by name."""
 
@@ -225,10 +442,23 @@ BINARY_OPS: dict[str, Callable[[float, float], float]] = {
     "lt": lt,
     "gt": gt,
     "eq": eq,
+    "le": le,
+    "ge": ge,
+    "ne": ne,
     "max": max,
     "min": min,
     "pow": pow,
     "is_close": is_close,
+    "floordiv": floordiv,
+    "remainder": remainder,
+    "fmod": fmod,
+    "atan2": atan2,
+    "bitwise_and": bitwise_and,
+    "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
+    "logical_xor": logical_xor,
     "log_back": log_back,
     "inv_back": inv_back,
     "relu_back": relu_back,
@@ -247,6 +477,18 @@ REDUCE_OPS: dict[str, tuple[Callable[[float, float], float], float]] = {
     "prod": (mul, 1.0),
 }
 """Reductions a backend's ``reduce`` must support: name -> (binary function, start value)."""
+
+INT_REDUCE_START: dict[str, int] = {"sum": 0, "prod": 1, "max": -(2**63), "min": 2**63 - 1}
+"""Start values of the reductions when a kernel computes in int64 (see :func:`reduce_start`)."""
+
+
+def reduce_start(op: str, integer: bool) -> float | int:
+    """The start value of reduction ``op``: an int64 one when the kernel computes on integers, else a float."""
+    return INT_REDUCE_START[op] if integer else REDUCE_OPS[op][1]
+
+
+INTEGER_KINDS = "iub"
+"""NumPy dtype kinds that kernels read as int64 (signed, unsigned, bool); everything else is read as float64."""
 
 
 # Higher-order helpers on Python iterables (used by Scalar code and tests).

@@ -7,21 +7,28 @@ from typing import Any
 
 import numpy as np
 
+from . import dtypes
 from . import tensor_functions as F
-from . import tensor_shape
 from .autodiff import History, backpropagate, next_id
-from .backends import Backend, get_backend
+from .backends import Backend, backend_names, get_backend
 from .backends.base import HostBackend
-from .errors import BackendError, GradientError, ShapeError
+from .errors import BackendError, DTypeError, GradientError, ShapeError
+from .linalg import LinalgMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
-from .tensor_shape import matmul
+from .tensor_math import MathMethods
+from .tensor_reduce import ReduceMethods
+from .tensor_shape import ShapeMethods
 
 CONSTANT_CACHE_SIZE = 256
-_constants: dict[tuple[Any, np.dtype, float], Tensor] = {}
+_constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
 
 
-class Tensor:
-    """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``."""
+class Tensor(MathMethods, ReduceMethods, ShapeMethods, LinalgMethods):
+    """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
+
+    Methods are grouped by concept: element-wise math (tensor_math.py), reductions (tensor_reduce.py),
+    shape and joining (tensor_shape.py), linear algebra (linalg.py); this file holds the core.
+    """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__
 
@@ -29,7 +36,9 @@ class Tensor:
         self._data = data
         self.backend = backend
         self.history = history
-        self.requires_grad = requires_grad or history is not None
+        self.requires_grad = False
+        if requires_grad or history is not None:
+            self.requires_grad_(True)
         self.grad: Tensor | None = None
         self.unique_id = next_id()
 
@@ -43,24 +52,34 @@ class Tensor:
     def strides(self) -> tuple[int, ...]:
         return self._data.strides
 
-    @property
-    def size(self) -> int:
+    def size(self, dim: int | None = None) -> Any:
+        """The shape as a tuple, or the size of dim ``dim`` (as ``torch.Tensor.size``)."""
+        if dim is None:
+            return self._data.shape
+        return self._data.shape[normalize_dim(dim, self.dims)]
+
+    def numel(self) -> int:
+        """Number of elements."""
         return self._data.size
 
     @property
     def dims(self) -> int:
         return self._data.dims
 
-    ndim = dims
+    @property
+    def ndim(self) -> int:
+        return self._data.dims
+
+    def dim(self) -> int:
+        """Number of dims."""
+        return self._data.dims
 
     @property
     def dtype(self) -> np.dtype:
         return self._data.dtype
 
-    @property
-    def T(self) -> Tensor:
-        """All dims reversed (the transpose of a matrix)."""
-        return self.permute(*reversed(range(self.dims)))
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
 
     def __len__(self) -> int:
         if self.dims == 0:
@@ -80,21 +99,21 @@ class Tensor:
         self.backend.map(op, self._data, out)
         return Tensor(out, self.backend)
 
-    def _zip(self, op: str, other: Tensor) -> Tensor:
+    def _zip(self, op: str, other: Tensor, dtype: Any = None) -> Tensor:
+        """Broadcast binary kernel; the result has ``dtype``, else the promoted dtype of the operands."""
         self._check_backend(other)
         a, b = self._data, other._data
         shape = a.shape if a.shape == b.shape else shape_broadcast(a.shape, b.shape)
-        dtype = a.dtype
-        if b.dtype != dtype:
-            dtype = np.result_type(dtype, b.dtype)
+        if dtype is None:
+            dtype = a.dtype if b.dtype == a.dtype else dtypes.result_type(self, other)
         out = self.backend.empty(shape, dtype)
         self.backend.zip(op, a, b, out)
         return Tensor(out, self.backend)
 
-    def _reduce(self, op: str, dim: int) -> Tensor:
+    def _reduce(self, op: str, dim: int, dtype: Any = None) -> Tensor:
         shape = list(self.shape)
         shape[dim] = 1
-        out = self.backend.empty(tuple(shape), self.dtype)
+        out = self.backend.empty(tuple(shape), self.dtype if dtype is None else dtype)
         self.backend.reduce(op, self._data, dim, out)
         return Tensor(out, self.backend)
 
@@ -109,7 +128,7 @@ class Tensor:
             a = a.unsqueeze(0)
         while b.dims < len(batch) + 2:
             b = b.unsqueeze(0)
-        out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), np.result_type(a.dtype, b.dtype))
+        out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), dtypes.promote(a.dtype, b.dtype))
         self.backend.matmul(a, b, out)
         return Tensor(out, self.backend)
 
@@ -123,22 +142,27 @@ class Tensor:
                 f"{other.shape}) in one op; move one with .to()"
             )
 
-    def _lift(self, value: Any) -> Tensor:
-        """A Python number (or array-like) as a tensor on this backend with this dtype.
+    def _lift(self, value: Any, dtype: Any = None) -> Tensor:
+        """A Python number (or array-like) as a tensor on this backend, of ``dtype`` (default: this tensor's).
 
         Nonzero Python numbers on host backends come from a small cache: ops only read their inputs and nothing
         hands the lifted tensor itself to the caller, so sharing one constant is safe.
         """
         if isinstance(value, Tensor):
             return value
+        dtype = self._data.dtype if dtype is None else dtype
         # Not 0 (-0.0 == 0.0 as a key) and only host storage (device arrays die with their context).
         cacheable = (type(value) is float or type(value) is int) and value != 0 and isinstance(self.backend, HostBackend)
         if cacheable:
-            key = (self.backend, self._data.dtype, value)
+            key = (self.backend, dtype, value)
             constant = _constants.get(key)
             if constant is not None:
                 return constant
-        lifted = Tensor(self.backend.from_numpy(np.asarray(value, dtype=self.dtype)), self.backend)
+        try:
+            array = np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise DTypeError(f"cannot use {type(value).__name__} {value!r} as a {dtype} operand: {error}") from error
+        lifted = Tensor(self.backend.from_numpy(array), self.backend)
         if cacheable:
             if len(_constants) >= CONSTANT_CACHE_SIZE:
                 _constants.clear()
@@ -150,8 +174,11 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self.history is None
 
-    def requires_grad_(self, flag: bool = True) -> Tensor:
-        self.requires_grad = flag
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Start (or stop) recording operations on this tensor; only float tensors can require grad."""
+        if requires_grad and self._data.dtype.kind != "f":
+            raise GradientError(f"only float tensors can require gradients, got a {self._data.dtype} tensor of shape {self.shape}")
+        self.requires_grad = requires_grad
         return self
 
     def accumulate_grad(self, grad: Tensor) -> None:
@@ -165,7 +192,7 @@ class Tensor:
         if not self.requires_grad:
             raise GradientError(f"backward() on a tensor of shape {self.shape} that does not require grad")
         if grad is None:
-            if self.size != 1:
+            if self._data.size != 1:
                 raise GradientError(
                     f"backward() without a gradient needs a tensor with one element, got shape {self.shape}; pass grad="
                 )
@@ -198,203 +225,192 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return self.to_numpy()
 
-    def item(self) -> float:
-        if self.size != 1:
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        array = self.to_numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    @property
+    def device(self) -> str:
+        """The backend's name (minitensor's counterpart of a PyTorch device)."""
+        return self.backend.name
+
+    def item(self) -> Any:
+        """The single element as a Python float, int or bool (matching the dtype)."""
+        if self._data.size != 1:
             raise ShapeError(f"item() needs a tensor with one element, got shape {self.shape}")
-        return float(self.to_numpy().reshape(-1)[0])
+        return self.to_numpy().reshape(-1)[0].item()
 
     def tolist(self) -> Any:
         return self.to_numpy().tolist()
 
     def __float__(self) -> float:
-        return self.item()
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub":
+            raise DTypeError(f"only integer tensors of one element can be used as an index, got {self.dtype}")
+        return int(self.item())
 
     def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ShapeError(f"the truth value of a tensor of shape {self.shape} ({self._data.size} elements) is ambiguous")
         return bool(self.item())
 
-    def to(self, target: Any) -> Tensor:
-        """Move to a backend (name or Backend) or cast to a dtype (``"float32"``, ``"float64"``, NumPy dtype)."""
-        from .creation import as_dtype
-
-        if isinstance(target, (Backend,)) or (isinstance(target, str) and target not in ("float32", "float64")):
-            backend = get_backend(target)
-            return self if backend is self.backend else F.ToBackend.apply(self, backend)
-        return self.cast(as_dtype(target))
+    def to(self, *args: Any, dtype: Any = None, backend: Any = None, device: Any = None) -> Tensor:
+        """A tensor on another backend and/or of another dtype: ``to("cuda")``, ``to(mt.float64)``,
+        ``to(other_tensor)``, ``to("fast", mt.float32)``; itself when nothing changes."""
+        out = self
+        for target in (*args, backend, device, dtype):
+            if target is None:
+                continue
+            if isinstance(target, Tensor):
+                out = out.to(target.backend, target.dtype)
+            elif isinstance(target, Backend) or (isinstance(target, str) and target in (*backend_names(), "cpu")):
+                chosen = get_backend(target)
+                out = out if chosen is out.backend else F.ToBackend.apply(out, chosen)
+            else:
+                out = out.cast(dtypes.as_dtype(target))
+        return out
 
     def cast(self, dtype: Any) -> Tensor:
         """This tensor converted to ``dtype`` (itself when it already has it)."""
-        dtype = np.dtype(dtype)
+        dtype = dtypes.as_dtype(dtype)
         return self if dtype == self.dtype else F.Cast.apply(self, dtype)
 
+    type = cast
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.cast(other.dtype)
+
     def float(self) -> Tensor:
-        return self.cast(np.float32)
+        return self.cast(dtypes.float32)
 
     def double(self) -> Tensor:
-        return self.cast(np.float64)
+        return self.cast(dtypes.float64)
+
+    def long(self) -> Tensor:
+        return self.cast(dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.cast(dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.cast(dtypes.bool_)
 
     def __repr__(self) -> str:
         body = np.array2string(self.to_numpy(), separator=", ", prefix="tensor(")
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"tensor({body}, backend={self.backend.name!r}, dtype={self.dtype.name}{grad})"
 
-    # --- arithmetic (Python numbers work on either side) ---
+    # --- arithmetic (Python numbers work on either side; PyTorch's type promotion) ---
+
+    def _operand(self, value: Any) -> Tensor:
+        """``value`` as a tensor operand: Python numbers are lifted to the dtype the op will compute in."""
+        if isinstance(value, Tensor):
+            return value
+        if type(value) is float and self._data.dtype.kind == "f":
+            return self._lift(value)
+        if isinstance(value, np.ndarray):
+            return self._lift(value, value.dtype if value.dtype in dtypes.SUPPORTED else None)
+        return self._lift(value, dtypes.result_type(self, value))
 
     def __add__(self, b: Any) -> Tensor:
-        return F.Add.apply(self, self._lift(b))
+        return F.Add.apply(self, self._operand(b))
 
     def __radd__(self, b: Any) -> Tensor:
-        return F.Add.apply(self._lift(b), self)
+        return F.Add.apply(self._operand(b), self)
 
     def __sub__(self, b: Any) -> Tensor:
-        return F.Sub.apply(self, self._lift(b))
+        return F.Sub.apply(self, self._operand(b))
 
     def __rsub__(self, b: Any) -> Tensor:
-        return F.Sub.apply(self._lift(b), self)
+        return F.Sub.apply(self._operand(b), self)
 
     def __mul__(self, b: Any) -> Tensor:
-        return F.Mul.apply(self, self._lift(b))
+        return F.Mul.apply(self, self._operand(b))
 
     def __rmul__(self, b: Any) -> Tensor:
-        return F.Mul.apply(self._lift(b), self)
+        return F.Mul.apply(self._operand(b), self)
 
     def __truediv__(self, b: Any) -> Tensor:
-        return F.Div.apply(self, self._lift(b))
+        return F.Div.apply(self, self._operand(b))
 
     def __rtruediv__(self, b: Any) -> Tensor:
-        return F.Div.apply(self._lift(b), self)
+        return F.Div.apply(self._operand(b), self)
+
+    def __floordiv__(self, b: Any) -> Tensor:
+        return self.floor_divide(b)
+
+    def __rfloordiv__(self, b: Any) -> Tensor:
+        return self._operand(b).floor_divide(self)
+
+    def __mod__(self, b: Any) -> Tensor:
+        return self.remainder(b)
+
+    def __rmod__(self, b: Any) -> Tensor:
+        return self._operand(b).remainder(self)
 
     def __pow__(self, b: Any) -> Tensor:
-        return F.Pow.apply(self, self._lift(b))
+        return self.pow(b)
 
     def __rpow__(self, b: Any) -> Tensor:
-        return F.Pow.apply(self._lift(b), self)
+        return self._operand(b).pow(self)
 
     def __neg__(self) -> Tensor:
-        return F.Neg.apply(self)
+        return self.neg()
+
+    def __pos__(self) -> Tensor:
+        return self
 
     def __matmul__(self, b: Tensor) -> Tensor:
-        return matmul(self, b)
+        return self.matmul(b)
 
     def __rmatmul__(self, b: Any) -> Tensor:
-        return matmul(self._lift(b), self)
+        return self._operand(b).matmul(self)
 
     def __lt__(self, b: Any) -> Tensor:
-        return F.LT.apply(self, self._lift(b))
+        return self.lt(b)
 
     def __gt__(self, b: Any) -> Tensor:
-        return F.GT.apply(self, self._lift(b))
+        return self.gt(b)
 
     def __le__(self, b: Any) -> Tensor:
-        return 1.0 - F.GT.apply(self, self._lift(b))
+        return self.le(b)
 
     def __ge__(self, b: Any) -> Tensor:
-        return 1.0 - F.LT.apply(self, self._lift(b))
+        return self.ge(b)
 
     def __eq__(self, b: Any) -> Tensor:  # type: ignore[override]
-        return F.EQ.apply(self, self._lift(b))
+        return self.eq(b)
 
     def __ne__(self, b: Any) -> Tensor:  # type: ignore[override]
-        return 1.0 - F.EQ.apply(self, self._lift(b))
+        return self.ne(b)
 
     __hash__ = object.__hash__
 
     def __abs__(self) -> Tensor:
-        return F.Abs.apply(self)
+        return self.abs()
 
-    # --- element-wise functions ---
+    def __and__(self, b: Any) -> Tensor:
+        return self.bitwise_and(b)
 
-    def exp(self) -> Tensor:
-        return F.Exp.apply(self)
+    __rand__ = __and__
 
-    def log(self) -> Tensor:
-        return F.Log.apply(self)
+    def __or__(self, b: Any) -> Tensor:
+        return self.bitwise_or(b)
 
-    def sigmoid(self) -> Tensor:
-        return F.Sigmoid.apply(self)
+    __ror__ = __or__
 
-    def relu(self) -> Tensor:
-        return F.ReLU.apply(self)
+    def __xor__(self, b: Any) -> Tensor:
+        return self.bitwise_xor(b)
 
-    def tanh(self) -> Tensor:
-        return F.Tanh.apply(self)
+    __rxor__ = __xor__
 
-    def abs(self) -> Tensor:
-        return F.Abs.apply(self)
-
-    def sqrt(self) -> Tensor:
-        return F.Sqrt.apply(self)
-
-    def inv(self) -> Tensor:
-        return F.Inv.apply(self)
-
-    def maximum(self, b: Any) -> Tensor:
-        return F.Maximum.apply(self, self._lift(b))
-
-    def minimum(self, b: Any) -> Tensor:
-        return -F.Maximum.apply(-self, -self._lift(b))
-
-    def is_close(self, b: Any) -> Tensor:
-        """1.0 where |self - b| < 1e-2, else 0.0."""
-        return F.IsClose.apply(self, self._lift(b))
-
-    # --- reductions ---
-
-    def _dims_of(self, dim: int | Sequence[int] | None) -> list[int]:
-        if dim is None:
-            return list(range(self.dims))
-        dims = [dim] if isinstance(dim, int) else list(dim)
-        return sorted({normalize_dim(d, self.dims) for d in dims})
-
-    def _reduce_fn(self, fn: type[F.TensorFunction], dim: int | Sequence[int] | None, keepdim: bool) -> Tensor:
-        dims = self._dims_of(dim)
-        if dim is None and self.dims > 1 and not keepdim:
-            # Full reduction: one pass over a flat copy is cheaper than one pass per dim.
-            return fn.apply(self.contiguous().view(self.size), 0).view()
-        out = self
-        for d in dims:
-            out = fn.apply(out, d)
-        if keepdim:
-            return out
-        return out.view(*[s for i, s in enumerate(out.shape) if i not in dims])
-
-    def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        """Sum over ``dim`` (all dims when None, giving a 0-d tensor)."""
-        return self._reduce_fn(F.Sum, dim, keepdim)
-
-    def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        count = 1
-        for d in self._dims_of(dim):
-            count *= self.shape[d]
-        return self.sum(dim, keepdim) / float(count)
-
-    def max(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        """Largest value over ``dim`` (values only, like ``torch.amax``); ties share the gradient."""
-        if self.size == 0:
-            raise ShapeError(f"max() of an empty tensor of shape {self.shape}")
-        return self._reduce_fn(F.Max, dim, keepdim)
-
-    def min(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        return -((-self).max(dim, keepdim))
-
-    def all(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        """1.0 where every element over ``dim`` is nonzero, else 0.0."""
-        if self.size == 0:
-            return Tensor(self.backend.from_numpy(np.ones((), dtype=self.dtype)), self.backend)
-        return (self != 0.0).min(dim, keepdim)
-
-    # --- shape and layout (defined in tensor_shape.py) ---
-
-    permute = tensor_shape.permute
-    transpose = tensor_shape.transpose
-    view = tensor_shape.view
-    reshape = tensor_shape.reshape
-    contiguous = tensor_shape.contiguous
-    expand = tensor_shape.expand
-    unsqueeze = tensor_shape.unsqueeze
-    squeeze = tensor_shape.squeeze
-    flatten = tensor_shape.flatten
-    __getitem__ = tensor_shape.getitem
-    __iter__ = tensor_shape.iterate
+    def __invert__(self) -> Tensor:
+        return self.bitwise_not()
 
     def zero_grad_(self) -> None:
         self.grad = None

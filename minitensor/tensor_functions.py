@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import dtypes
 from .autodiff import Context, Function, History
+from .tensor_data import shape_broadcast
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -20,7 +22,7 @@ class TensorFunction(Function):
 
     @classmethod
     def _finish(cls, raw: Tensor, history: History | None, inputs: tuple[Any, ...]) -> Tensor:
-        if history is not None:
+        if history is not None and raw.dtype.kind == "f":  # integer and bool results never carry gradients
             raw.history = history
             raw.requires_grad = True
         return raw
@@ -174,7 +176,7 @@ class Div(TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         ctx.save_for_backward(a, b)
-        return a._zip("div", b)
+        return a._zip("div", b, dtype=dtypes.float_result(dtypes.result_type(a, b)))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -217,13 +219,13 @@ class Maximum(TensorFunction):
 
 
 class Compare(TensorFunction):
-    """Comparisons: a 1.0/0.0 tensor with no gradient. Subclasses name the op."""
+    """Comparisons: a bool tensor with no gradient. Subclasses name the op."""
 
     op = "eq"
 
     @classmethod
     def forward(cls, ctx: Context, a: Tensor, b: Tensor) -> Tensor:  # type: ignore[override]
-        return a._zip(cls.op, b)
+        return a._zip(cls.op, b, dtype=dtypes.bool_)
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[None, None]:
@@ -240,6 +242,18 @@ class GT(Compare):
 
 class EQ(Compare):
     op = "eq"
+
+
+class LE(Compare):
+    op = "le"
+
+
+class GE(Compare):
+    op = "ge"
+
+
+class NE(Compare):
+    op = "ne"
 
 
 class IsClose(Compare):
@@ -386,3 +400,45 @@ class MatMul(TensorFunction):
             else:
                 grad_b = a.transpose(-1, -2)._matmul(d)
         return grad_a, grad_b
+
+
+# --- selection: kernels beyond the four ---
+
+
+class Where(TensorFunction):
+    """cond ? a : b with broadcasting; the gradient flows to a where cond holds and to b elsewhere."""
+
+    @staticmethod
+    def forward(ctx: Context, cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
+        ctx.save_for_backward(cond)
+        shape = shape_broadcast(shape_broadcast(cond.shape, a.shape), b.shape)
+        out = a.backend.empty(shape, dtypes.result_type(a, b))
+        a.backend.where(cond._data, a._data, b._data, out)
+        return a._view_of(out)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[None, Tensor, Tensor]:
+        (cond,) = ctx.saved_values
+        zero = d._lift(0.0)
+        return None, Where.apply(cond, d, zero), Where.apply(cond, zero, d)
+
+
+class Gather(TensorFunction):
+    """out[..., j, ...] = a[..., index[..., j, ...], ...] along ``dim``; the gradient scatter-adds back.
+
+    ``index`` is an int64 tensor with every index in range (callers check); its shape is the output's.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int, index: Tensor) -> Tensor:
+        ctx.save_for_backward(a.shape, dim, index)
+        out = a.backend.empty(index.shape, a.dtype)
+        a.backend.gather(a._data, dim, index._data, out)
+        return a._view_of(out)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None, None]:
+        shape, dim, index = ctx.saved_values
+        grad = d._zeros(shape)
+        d.backend.scatter_add(d._data, dim, index._data, grad._data)
+        return grad, None, None

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import tensor_functions as F
-from .errors import ShapeError
 from .tensor_data import normalize_dim
 
 if TYPE_CHECKING:
@@ -78,19 +77,27 @@ def iterate(self: Tensor) -> Any:
         yield self[i]
 
 
-def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """NumPy-style matmul: 1-D operands are promoted to a row/column and the added dim is dropped after."""
-    if a.dims == 0 or b.dims == 0:
-        raise ShapeError(f"matmul needs at least 1-D operands, got shapes {a.shape} and {b.shape}")
-    squeeze_a, squeeze_b = a.dims == 1, b.dims == 1
-    if squeeze_a:
-        a = a.reshape(1, a.shape[0])
-    if squeeze_b:
-        b = b.reshape(b.shape[0], 1)
-    if a.shape[-1] != b.shape[-2]:
-        raise ShapeError(f"matmul inner dims differ: {a.shape} @ {b.shape} ({a.shape[-1]} != {b.shape[-2]})")
-    out = F.MatMul.apply(a, b)
-    if squeeze_a or squeeze_b:
-        shape = out.shape[:-2] + (() if squeeze_a else out.shape[-2:-1]) + (() if squeeze_b else out.shape[-1:])
-        out = out.view(*shape)
-    return out
+@property  # type: ignore[misc]
+def T(self: Tensor) -> Tensor:
+    """All dims reversed (the transpose of a matrix)."""
+    return self.permute(*reversed(range(self.dims)))
+
+
+class ShapeMethods:
+    """Shape and layout methods of Tensor."""
+
+    T = T
+    permute = permute
+    transpose = transpose
+    view = view
+    reshape = reshape
+    contiguous = contiguous
+    expand = expand
+    unsqueeze = unsqueeze
+    squeeze = squeeze
+    flatten = flatten
+    __getitem__ = getitem
+    __iter__ = iterate
+
+
+__all__ = ["permute", "transpose", "reshape", "unsqueeze", "squeeze", "flatten"]

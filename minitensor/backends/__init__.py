@@ -24,7 +24,7 @@ _default_name: str | None = None
 
 
 def backend_names() -> list[str]:
-    """Names accepted by :func:`get_backend`."""
+    """Names accepted by :func:`get_backend` ("cpu" is also accepted, as the default CPU backend)."""
     return list(BACKEND_MODULES)
 
 
@@ -34,6 +34,8 @@ def get_backend(name: str | Backend | None = None) -> Backend:
         return name
     if name is None:
         name = default_backend_name()
+    if name == "cpu":  # PyTorch's device name: the default backend unless that is the GPU one
+        name = default_backend_name() if default_backend_name() != "cuda" else BUILTIN_DEFAULT
     if name not in BACKEND_MODULES:
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_MODULES)}")
     module = importlib.import_module(BACKEND_MODULES[name])

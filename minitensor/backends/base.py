@@ -6,6 +6,10 @@ be a strided view (kernels must honour its strides). Inputs are broadcast to ``o
 :data:`minitensor.operators.UNARY_OPS`, :data:`~minitensor.operators.BINARY_OPS` and
 :data:`~minitensor.operators.REDUCE_OPS`. ``out`` may have another dtype than the inputs: the
 kernel converts on store (this is how ``map("id", ...)`` casts and copies).
+
+Storage dtypes are float32, float64, int32, int64 and bool. map, zip, reduce and scan read values
+as int64 when every input is an integer or bool tensor (exact integer arithmetic), else as float64;
+the result is converted on store (to bool: nonzero is True; float to int: truncation toward zero).
 """
 
 from __future__ import annotations
@@ -59,6 +63,40 @@ class Backend(ABC):
         """out[..., i, j] = sum_k a[..., i, k] * b[..., k, j].
 
         All three have the same number of dims (>= 2); the batch dims of ``a`` and ``b`` broadcast to ``out``'s.
+        """
+
+    # --- kernels beyond the four: ops that map/zip/reduce/matmul cannot express well ---
+
+    @abstractmethod
+    def where(self, cond: TensorData, a: TensorData, b: TensorData, out: TensorData) -> None:
+        """out[i] = a[i] if cond[i] else b[i]; all three broadcast to ``out.shape`` (values copied, cast on store)."""
+
+    @abstractmethod
+    def gather(self, a: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
+        """out[..., j, ...] = a[..., index[..., j, ...], ...] along ``dim`` (``torch.gather``).
+
+        ``index`` is int64 with ``out``'s shape; ``a`` has ``out``'s shape except along ``dim``. The caller
+        guarantees 0 <= index < a.shape[dim].
+        """
+
+    @abstractmethod
+    def scatter_add(self, src: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
+        """out[..., index[..., j, ...], ...] += src[..., j, ...] along ``dim`` (``torch.Tensor.scatter_add_``).
+
+        ``index`` (int64) and ``src`` have the same shape, ``out`` that shape except along ``dim``. Adds into
+        ``out``'s current values; repeated indices accumulate. The caller guarantees indices are in range.
+        """
+
+    @abstractmethod
+    def scan(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
+        """Inclusive prefix fold along ``dim``: out[..., j, ...] = fold of a[..., 0..j, ...] (``op`` in REDUCE_OPS)."""
+
+    @abstractmethod
+    def sort(self, a: TensorData, dim: int, descending: bool, values: TensorData, indices: TensorData) -> None:
+        """Stable sort along ``dim``: ``values`` (a's dtype) and ``indices`` (int64) have a's shape.
+
+        NaN sorts above every number (last ascending, first descending), as in PyTorch; equal values keep
+        their original order in both directions.
         """
 
     def synchronize(self) -> None:  # noqa: B027 - optional hook, a no-op by default
