@@ -3,13 +3,13 @@
 The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` is ``torch.nn``.
 """
 
+# ruff: noqa: F401 - this module re-exports the public API
 from . import operators
 from .autodiff import Context, Function, is_grad_enabled, no_grad
 from .backends import backend_names, default_backend_name, get_backend, set_default_backend
 from .creation import *  # noqa: F403 - the creation functions, listed in creation.__all__
-from .dtypes import as_dtype, get_default_dtype, set_default_dtype
+from .dtypes import as_dtype, float32, float64, get_default_dtype, int32, int64, set_default_dtype
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
-from .dtypes import float32, float64, int32, int64
 from .errors import (
     BackendError,
     BackendUnavailableError,

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .backends import get_backend
+from .creation import inferred_dtype
 from .errors import MinitensorError
 from .module import Module
 from .tensor import Tensor
@@ -146,7 +147,7 @@ def save(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mappi
 def load(path: str | os.PathLike[str], backend: Any = None) -> dict[str, Tensor]:
     """Read a safetensors file into {name: Tensor} on ``backend`` (default backend when None).
 
-    float32/float64 arrays keep their dtype; other numeric arrays become float64 (float16 becomes float32).
+    float32/float64/int32/int64/bool arrays keep their dtype; other integers become int64, float16 float32.
     """
     from safetensors.numpy import load as decode
 
@@ -159,7 +160,6 @@ def load(path: str | os.PathLike[str], backend: Any = None) -> dict[str, Tensor]
     chosen = get_backend(backend)
     out = {}
     for name, array in arrays.items():
-        if array.dtype not in (np.float32, np.float64):
-            array = array.astype(np.float32 if array.dtype == np.float16 else np.float64)
+        array = array.astype(inferred_dtype(array), copy=False)
         out[name] = Tensor(chosen.from_numpy(array), chosen)
     return out

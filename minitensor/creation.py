@@ -186,7 +186,8 @@ def arange(
         dtype = dtypes.int64 if integral else dtypes.get_default_dtype()
     start, end, step = (float(v) if not isinstance(v, int) else v for v in values)
     count = max(0, math.ceil((end - start) / step))
-    array = start + np.arange(count, dtype=np.float64 if as_dtype(dtype).kind == "f" else np.int64) * step
+    steps: Any = np.arange(count, dtype=np.float64 if as_dtype(dtype).kind == "f" else np.int64)
+    array = steps * step + start
     return tensor(array, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
 
 

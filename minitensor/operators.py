@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 EPS = 1e-6
 
@@ -399,7 +400,7 @@ def sqrt_back(x: float, d: float) -> float:
     return div(d, 2.0 * sqrt(x))
 
 
-UNARY_OPS: dict[str, Callable[[float], float]] = {
+UNARY_OPS: dict[str, Callable[..., Any]] = {
     "id": id,
     "neg": neg,
     "inv": inv,
@@ -434,7 +435,7 @@ UNARY_OPS: dict[str, Callable[[float], float]] = {
 }
 """Element-wise functions a backend's ``map`` must support, by name."""
 
-BINARY_OPS: dict[str, Callable[[float, float], float]] = {
+BINARY_OPS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
     "mul": mul,

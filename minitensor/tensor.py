@@ -128,7 +128,7 @@ class Tensor(MathMethods, ReduceMethods, ShapeMethods, LinalgMethods):
             a = a.unsqueeze(0)
         while b.dims < len(batch) + 2:
             b = b.unsqueeze(0)
-        out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), dtypes.promote(a.dtype, b.dtype))
+        out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), dtypes.result_type(self, other))
         self.backend.matmul(a, b, out)
         return Tensor(out, self.backend)
 

@@ -24,7 +24,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from minitensor.errors import BackendUnavailableError  # noqa: E402
-from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS  # noqa: E402
+from minitensor.operators import BINARY_OPS, INTEGER_KINDS, REDUCE_OPS, UNARY_OPS, reduce_start  # noqa: E402
 from minitensor.tensor_data import TensorData  # noqa: E402
 
 try:
@@ -38,6 +38,8 @@ CUDA = cuda_module.backend
 SIMPLE = simple_module.backend
 ROOT = Path(__file__).resolve().parents[1]
 FLOATS = [np.float32, np.float64]
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+BIG = 2**62
 
 
 def pair(array: np.ndarray, order: tuple[int, ...] | None = None) -> tuple[TensorData, TensorData]:
@@ -66,11 +68,32 @@ def assert_same(cu: TensorData, si: TensorData, rtol: float = 1e-7) -> None:
 
 
 def operand(rng: np.random.Generator, shape: tuple[int, ...], op: str, dtype: type = np.float64) -> np.ndarray:
-    """Values in the op's comfortable domain (positive for log/sqrt/pow, away from 0)."""
-    x = rng.uniform(0.5, 2.0, size=shape)
+    """Values in the op's comfortable domain (positive for log/sqrt/pow, away from 0); integers 1..4 for int dtypes."""
+    integer = np.dtype(dtype).kind in INTEGER_KINDS
+    x = rng.integers(1, 5, size=shape).astype(np.float64) if integer else rng.uniform(0.5, 2.0, size=shape)
     if op not in ("log", "sqrt", "pow", "log_back", "sqrt_back"):
         x *= rng.choice([-1.0, 1.0], size=shape)
     return x.astype(dtype)
+
+
+def computes(op: str) -> list[type]:
+    """Input dtypes to test ``op`` with: float64 (float compute) unless it is bitwise, and int64 (int compute)."""
+    return [np.int64] if op.startswith("bitwise_") else [np.float64, np.int64]
+
+
+def device(array: np.ndarray, order: tuple[int, ...] | None = None) -> TensorData:
+    """``array`` on the device; with ``order``, a permuted view of a copy laid out in another order (same values)."""
+    if order is None:
+        return CUDA.from_numpy(array)
+    inverse = tuple(np.argsort(order))
+    return CUDA.from_numpy(np.ascontiguousarray(array.transpose(inverse))).permute(*order)
+
+
+def strided(shape: tuple[int, ...], dtype: type, fill: object = 0) -> TensorData:
+    """A device output view with doubled strides and a storage offset of 1, filled with ``fill``."""
+    n = 2 * max(int(np.prod(shape)), 1) + 2
+    strides = tuple(2 * s for s in TensorData(np.empty(0), shape).strides)
+    return TensorData(CUDA.from_numpy(np.full(n, fill, dtype=dtype)).storage[1:], shape, strides)
 
 
 # --- storage ------------------------------------------------------------------------------------
@@ -102,6 +125,9 @@ def test_zeros_empty_to_numpy_roundtrip() -> None:
     t = CUDA.from_numpy(x).permute(1, 0)
     np.testing.assert_array_equal(CUDA.to_numpy(t), x.T)
     assert CUDA.to_numpy(CUDA.empty((0, 3), np.float64)).shape == (0, 3)
+    for dtype in (np.int64, np.bool_):
+        z = CUDA.zeros((3,), np.dtype(dtype))
+        np.testing.assert_array_equal(CUDA.to_numpy(z), np.zeros(3, dtype=dtype))
 
 
 def test_host_storage_is_rejected() -> None:
@@ -112,9 +138,9 @@ def test_host_storage_is_rejected() -> None:
 # --- map / zip ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", sorted(UNARY_OPS))
-def test_map_every_op(op: str) -> None:
-    x = operand(np.random.default_rng(0), (2, 3), op)
+@pytest.mark.parametrize(("op", "dtype"), [(op, dtype) for op in sorted(UNARY_OPS) for dtype in computes(op)])
+def test_map_every_op(op: str, dtype: type) -> None:
+    x = operand(np.random.default_rng(0), (2, 3), op, dtype)
     cu_a, si_a = pair(x)
     cu_o, si_o = CUDA.empty((2, 3), np.float64), SIMPLE.empty((2, 3), np.float64)
     CUDA.map(op, cu_a, cu_o)
@@ -132,11 +158,11 @@ def test_map_special_values() -> None:
         assert_same(cu_o, si_o)
 
 
-@pytest.mark.parametrize("op", sorted(BINARY_OPS))
-def test_zip_every_op_broadcast(op: str) -> None:
+@pytest.mark.parametrize(("op", "dtype"), [(op, dtype) for op in sorted(BINARY_OPS) for dtype in computes(op)])
+def test_zip_every_op_broadcast(op: str, dtype: type) -> None:
     rng = np.random.default_rng(1)
-    cu_a, si_a = pair(operand(rng, (2, 3), op))
-    cu_b, si_b = pair(operand(rng, (3,), op))
+    cu_a, si_a = pair(operand(rng, (2, 3), op, dtype))
+    cu_b, si_b = pair(operand(rng, (3,), op, np.int32 if dtype == np.int64 else dtype))
     cu_o, si_o = CUDA.empty((2, 3), np.float64), SIMPLE.empty((2, 3), np.float64)
     CUDA.zip(op, cu_a, cu_b, cu_o)
     SIMPLE.zip(op, si_a, si_b, si_o)
@@ -204,6 +230,75 @@ def test_zero_dim_and_empty_elementwise() -> None:
     CUDA.zip("add", e, CUDA.from_numpy(np.ones(3)), CUDA.empty((0, 3), np.float64))
 
 
+# --- integer and bool dtypes ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("src", DTYPES)
+def test_map_id_casts_between_every_dtype(src: type) -> None:
+    """float -> int truncates toward zero, anything -> bool is "nonzero", bool -> number is 0/1."""
+    x = np.array([0.0, -0.0, 2.75, -2.75, 1.0, 3.0], dtype=np.float64).astype(src)
+    a = device(x)
+    for dst in DTYPES:
+        out = CUDA.empty(x.shape, np.dtype(dst))
+        CUDA.map("id", a, out)
+        got = CUDA.to_numpy(out)
+        assert got.dtype == np.dtype(dst)
+        np.testing.assert_array_equal(got, x.astype(dst))
+
+
+def test_float_nan_stores_as_true_in_bool() -> None:
+    out = CUDA.empty((3,), np.dtype(np.bool_))
+    CUDA.map("id", device(np.array([np.nan, 0.0, -np.inf])), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), [True, False, True])
+
+
+def test_int64_arithmetic_is_exact_near_2_pow_62() -> None:
+    """Integer inputs compute in int64: float64 would round every one of these."""
+    x = np.array([BIG + 1, -BIG - 3, BIG - 1, 7], dtype=np.int64)
+    y = np.array([2**61 + 5, 3, -(2**61) + 1, -1], dtype=np.int64)
+    for op, want in (("add", x + y), ("sub", x - y), ("max", np.maximum(x, y)), ("min", np.minimum(x, y))):
+        out = strided(x.shape, np.int64)
+        CUDA.zip(op, device(x), device(y), out)
+        np.testing.assert_array_equal(CUDA.to_numpy(out), want, err_msg=op)
+    small = np.array([2**31 + 1, -(2**31) - 1, 3, 1], dtype=np.int64)
+    out = CUDA.empty(x.shape, np.int64)
+    CUDA.zip("mul", device(small), device(small), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), small * small)
+    CUDA.map("neg", device(x), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), -x)
+    CUDA.zip("bitwise_xor", device(x), device(y), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), x ^ y)
+
+
+def test_comparisons_into_bool_outputs() -> None:
+    x = np.array([1.0, np.nan, 2.0, -np.inf, 3.0])
+    y = np.array([1.0, 1.0, np.nan, 0.0, 2.5], dtype=np.float32)
+    ints = np.array([BIG, BIG + 1, -5, 0, BIG], dtype=np.int64)
+    ints2 = np.array([BIG + 1, BIG + 1, -6, 0, BIG - 1], dtype=np.int64)
+    ops = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal}
+    for op, fn in ops.items():
+        for a, b in ((x, y), (ints, ints2)):
+            out = strided(x.shape, np.bool_, fill=True)
+            CUDA.zip(op, device(a), device(b), out)
+            got = CUDA.to_numpy(out)
+            assert got.dtype == np.bool_
+            np.testing.assert_array_equal(got, fn(a, b), err_msg=f"{op} {a.dtype}")
+
+
+def test_bool_inputs_compute_as_integers() -> None:
+    p = np.array([[True, False, True], [True, True, False]])
+    q = np.array([True, False, False])
+    out = CUDA.empty(p.shape, np.bool_)
+    CUDA.zip("logical_and", device(p), device(q), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), p & q)
+    counts = CUDA.empty((1, 3), np.int64)
+    CUDA.reduce("sum", device(p), 0, counts)
+    np.testing.assert_array_equal(CUDA.to_numpy(counts), p.sum(0, keepdims=True))
+    out = CUDA.empty(p.shape, np.int32)
+    CUDA.zip("add", device(p), device(q), out)  # 1 + 1 = 2 (int compute), not True
+    np.testing.assert_array_equal(CUDA.to_numpy(out), p.astype(np.int32) + q.astype(np.int32))
+
+
 # --- reduce -------------------------------------------------------------------------------------
 
 
@@ -257,6 +352,29 @@ def test_reduce_float32_input() -> None:
     np.testing.assert_allclose(CUDA.to_numpy(out), x.sum(1, keepdims=True), rtol=1e-5)
 
 
+@pytest.mark.parametrize("op", sorted(REDUCE_OPS))
+def test_reduce_int64_exact_and_multi_pass(monkeypatch: pytest.MonkeyPatch, op: str) -> None:
+    """Three passes (block 4, 2 chunks) through int64 scratch partials, exact near 2**62."""
+    monkeypatch.setattr(cuda_module, "REDUCE_BLOCK", 4)
+    monkeypatch.setattr(cuda_module, "MAX_REDUCE_CHUNKS", 2)
+    x = np.ones((2, 19), dtype=np.int64)
+    if op == "prod":  # products of about 61 bits
+        x[0, 3], x[0, 11], x[1, 17], x[1, 0] = 2**31 + 1, 2**30 - 1, -(2**40) - 1, 2**20 + 3
+    else:
+        x[0, 3], x[0, 11], x[1, 17], x[1, 0] = BIG + 1, -7, BIG + 3, -BIG - 2
+    fn = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}[op]
+    out = CUDA.empty((2, 1), np.int64)
+    CUDA.reduce(op, device(x), 1, out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), fn(x, axis=1, keepdims=True))
+
+
+def test_reduce_int_empty_dim_gives_int_start() -> None:
+    for op in REDUCE_OPS:
+        out = CUDA.empty((1, 2), np.int64)
+        CUDA.reduce(op, CUDA.empty((0, 2), np.int32), 0, out)
+        np.testing.assert_array_equal(CUDA.to_numpy(out), np.full((1, 2), reduce_start(op, integer=True)))
+
+
 # --- matmul -------------------------------------------------------------------------------------
 
 
@@ -301,6 +419,155 @@ def test_matmul_empty_and_zero_inner() -> None:
     out = CUDA.empty((0, 3), np.float64)
     CUDA.matmul(CUDA.empty((0, 4), np.float64), CUDA.zeros((4, 3), np.float64), out)
     assert CUDA.to_numpy(out).shape == (0, 3)
+
+
+def test_matmul_integers_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cuda_module, "TILE", 4)
+    rng = np.random.default_rng(8)
+    a = rng.integers(-3, 4, size=(3, 5)).astype(np.int64)
+    a[0, 0], a[2, 4] = 2**40 + 1, -(2**39)
+    b = rng.integers(-3, 4, size=(5, 2)).astype(np.int32)
+    b[0, 1], b[4, 0] = 2**21 + 3, 2**22 - 1
+    out = strided((3, 2), np.int64)
+    CUDA.matmul(device(a), device(b), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), a @ b.astype(np.int64))
+    flags = rng.random((5, 2)) > 0.5
+    out = CUDA.empty((3, 2), np.int64)
+    CUDA.matmul(device(a), device(flags), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), a @ flags.astype(np.int64))
+
+
+# --- where, gather, scatter_add -----------------------------------------------------------------
+
+
+def test_where_broadcast_permuted_strided_cast() -> None:
+    rng = np.random.default_rng(9)
+    cond = rng.random((3, 1)) > 0.5
+    cond[0, 0], cond[1, 0] = True, False
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = np.array(7, dtype=np.int64)  # 0-d, broadcast
+    out = strided((3, 4), np.float64)
+    CUDA.where(device(cond), device(a, (1, 0)), device(b), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), np.where(cond, a, b).astype(np.float64))
+    # float condition (nonzero and nan are true), int64 values copied exactly
+    fcond = np.array([0.0, np.nan, -1.0, 0.0])
+    x = np.array([BIG + 1, BIG + 3, -BIG - 5, 1], dtype=np.int64)
+    out = CUDA.empty((2, 4), np.int64)
+    CUDA.where(device(fcond), device(x), device(-x[::-1].copy()), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), np.broadcast_to(np.where(fcond != 0, x, -x[::-1]), (2, 4)))
+    CUDA.where(device(fcond[:0]), device(x[:0]), device(x[:1]), CUDA.empty((2, 0), np.int64))  # zero-size: a no-op
+
+
+def test_gather_every_dim_permuted_strided() -> None:
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((3, 4))
+    for dim, index_shape in ((0, (5, 4)), (1, (3, 2))):
+        index = rng.integers(0, a.shape[dim], size=index_shape)
+        out = strided(index_shape, np.float64)
+        CUDA.gather(device(a, (1, 0)), dim, device(index, (1, 0)), out)
+        np.testing.assert_array_equal(CUDA.to_numpy(out), np.take_along_axis(a, index, dim))
+    big = np.array([[BIG + 1, BIG + 2, BIG + 3]], dtype=np.int64)
+    out = CUDA.empty((1, 4), np.int64)
+    CUDA.gather(device(big), 1, device(np.array([[2, 0, 0, 1]])), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), big[:, [2, 0, 0, 1]])
+    CUDA.gather(device(a), 1, CUDA.empty((3, 0), np.int64), CUDA.empty((3, 0), np.float64))
+
+
+def scatter_add_reference(out: np.ndarray, dim: int, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+    want = out.copy()
+    for at in np.ndindex(*src.shape):
+        target = list(at)
+        target[dim] = index[at]
+        want[tuple(target)] += src[at]
+    return want
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("atomic", [True, False])
+def test_scatter_add_repeated_indices(monkeypatch: pytest.MonkeyPatch, dtype: type, atomic: bool) -> None:
+    """Atomic adds (float32/64, int32/64) and the one-thread-per-row path (bool, or forced) against NumPy."""
+    if not atomic:
+        monkeypatch.setattr(cuda_module, "ATOMIC_ADD_DTYPES", frozenset())
+    rng = np.random.default_rng(11)
+    for dim, src_shape in ((1, (3, 5)), (0, (6, 4))):
+        out_shape = (3, 4)
+        index = rng.integers(0, out_shape[dim], size=src_shape)
+        src = (rng.integers(-3, 4, size=src_shape) if dtype != np.bool_ else rng.random(src_shape) > 0.7).astype(dtype)
+        start = (rng.integers(-3, 4, size=out_shape) if dtype != np.bool_ else rng.random(out_shape) > 0.7).astype(dtype)
+        out = strided(out_shape, dtype)
+        CUDA.map("id", device(start), out)
+        CUDA.scatter_add(device(src, (1, 0)), dim, device(index), out)
+        np.testing.assert_array_equal(CUDA.to_numpy(out), scatter_add_reference(start, dim, index, src))
+
+
+def test_scatter_add_int64_exact_and_zero_size() -> None:
+    out = device(np.array([BIG, -BIG, 5], dtype=np.int64))
+    CUDA.scatter_add(device(np.array([1, 3, 2**61, -1], dtype=np.int64)), 0, device(np.array([0, 0, 1, 0])), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), [BIG + 3, -BIG + 2**61, 5])
+    CUDA.scatter_add(CUDA.empty((0,), np.int64), 0, CUDA.empty((0,), np.int64), out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), [BIG + 3, -BIG + 2**61, 5])
+
+
+# --- scan and sort ------------------------------------------------------------------------------
+
+NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+
+
+@pytest.mark.parametrize("op", sorted(REDUCE_OPS))
+def test_scan_every_op_every_dim(op: str) -> None:
+    rng = np.random.default_rng(12)
+    x = rng.uniform(0.5, 1.5, size=(3, 4)) * rng.choice([-1.0, 1.0], size=(3, 4))
+    x[1, 2] = np.nan  # max and min propagate nan like NumPy's accumulate
+    ints = rng.integers(-3, 4, size=(3, 4))
+    ints[0, 0] = BIG + 1 if op != "prod" else 2**40 + 1
+    for dim in (0, 1):
+        for a, dtype in ((x, np.float64), (x, np.float32), (ints, np.int64)):
+            a = a.astype(dtype)
+            out = strided(a.shape, dtype)
+            CUDA.scan(op, device(a, (1, 0)), dim, out)
+            want = NUMPY_SCANS[op](a, axis=dim)
+            np.testing.assert_allclose(CUDA.to_numpy(out), want, rtol=1e-6 if dtype == np.float32 else 0, equal_nan=True)
+
+
+def test_scan_bool_counts_zero_size_and_0d() -> None:
+    flags = np.array([[True, False, True, True]])
+    out = CUDA.empty((1, 4), np.int64)
+    CUDA.scan("sum", device(flags), 1, out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), np.cumsum(flags, axis=1))
+    for shape in ((0, 3), (2, 0)):
+        CUDA.scan("sum", CUDA.empty(shape, np.float64), 0, CUDA.empty(shape, np.float64))
+    out = CUDA.empty((), np.int64)
+    CUDA.scan("max", device(np.array(5, dtype=np.int32)), 0, out)  # 0-d: one row of one
+    assert CUDA.to_numpy(out) == 5
+
+
+def numpy_sort(a: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Stable sort along ``dim`` with NaN above every number, ties in original order both ways (np.lexsort)."""
+    moved = np.moveaxis(a, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    order = np.empty(rows.shape, dtype=np.int64)
+    for r, row in enumerate(rows):
+        nan = np.isnan(row) if row.dtype.kind == "f" else np.zeros(row.shape, dtype=bool)
+        key = np.where(nan, 0, row).astype(np.float64 if row.dtype.kind == "f" else np.int64)
+        order[r] = np.lexsort((-key, ~nan)) if descending else np.lexsort((key, nan))
+    indices = np.moveaxis(order.reshape(moved.shape), -1, dim)
+    return np.take_along_axis(a, indices, dim), indices
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_stable_nan_largest(descending: bool) -> None:
+    x = np.array([[2.0, np.nan, -1.0, 2.0, np.inf], [0.0, -0.0, 1.0, np.nan, 0.0], [3.0, 3.0, np.nan, -np.inf, 3.0]])
+    ints = np.array([[BIG + 1, BIG, BIG + 1, -BIG, BIG, 2]], dtype=np.int64)  # equal as float64
+    flags = np.array([[True, False, True, False, False]])
+    cases = [(x, 1, None), (x, 0, (1, 0)), (x.astype(np.float32), 1, (1, 0)), (ints, 1, None), (flags, 1, None)]
+    for a, dim, order in cases:
+        values, indices = strided(a.shape, a.dtype), strided(a.shape, np.int64)
+        CUDA.sort(device(a, order), dim, descending, values, indices)
+        want_values, want_indices = numpy_sort(a, dim, descending)
+        np.testing.assert_array_equal(CUDA.to_numpy(indices), want_indices, err_msg=f"{a.dtype} dim {dim}")
+        np.testing.assert_array_equal(CUDA.to_numpy(values), want_values)
+    for shape in ((0, 3), (2, 0)):
+        CUDA.sort(CUDA.empty(shape, np.float64), 1, descending, CUDA.empty(shape, np.float64), CUDA.empty(shape, np.int64))
 
 
 # --- availability and real-GPU compilation (subprocesses without the simulator) -------------------
@@ -354,7 +621,7 @@ def test_missing_numba_cuda_raises_backend_unavailable() -> None:
 
 
 def test_kernels_compile_for_a_real_gpu() -> None:
-    """Type-check and lower every kernel for the real CUDA target (sm_90) to LLVM IR, no GPU needed.
+    """Type-check and lower every kernel, with float and int compute, for the real CUDA target (sm_90), no GPU needed.
 
     The simulator runs kernels as Python and accepts code that nopython CUDA would reject; this
     catches that. (PTX generation needs NVVM and is skipped.)
@@ -372,19 +639,37 @@ def test_kernels_compile_for_a_real_gpu() -> None:
         from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 
         T = lambda n: nt.UniTuple(nt.int64, n)
-        f32, f64 = nt.float32[::1], nt.float64[::1]
+        f32, f64, i32, i64a, b1 = nt.float32[::1], nt.float64[::1], nt.int32[::1], nt.int64[::1], nt.boolean[::1]
         i64 = nt.int64
         def check(fn, *sig):
             compile_cuda(fn, None, sig, cc=(9, 0))
-        check(K.make_fill(0.0), f32)
-        for op in UNARY_OPS:
-            check(K.make_map(op, 2, 1), f32, T(2), T(2), i64, f64, T(1), T(1))
+        for out in (f32, i64a, b1):
+            check(K.make_fill(0.0), out)
+        for op in UNARY_OPS:  # float compute (not for bitwise ops) and int compute, every op
+            if not op.startswith("bitwise_"):
+                check(K.make_map(op, 2, 1, False), f32, T(2), T(2), i64, f64, T(1), T(1))
+            check(K.make_map(op, 2, 1, True), b1, T(2), T(2), i64, i64a, T(1), T(1))
         for op in BINARY_OPS:
-            check(K.make_zip(op, 2, 2, 1), f64, T(2), T(2), i64, f32, T(2), T(2), f64, T(1), T(1))
+            if not op.startswith("bitwise_"):
+                check(K.make_zip(op, 2, 2, 1, False), f64, T(2), T(2), i64, f32, T(2), T(2), f64, T(1), T(1))
+            check(K.make_zip(op, 2, 2, 1, True), i64a, T(2), T(2), i64, i32, T(2), T(2), b1, T(1), T(1))
         for op in REDUCE_OPS:
-            check(K.make_reduce(op, 3, 256), f32, T(3), f64, T(3), T(3), i64, i64, i64)
-        check(K.make_matmul(3, 16, False), f32, T(3), T(3), f32, T(3), T(3), f32, T(3), T(3), i64)
-        check(K.make_matmul(2, 16, True), f64, T(2), T(2), f64, T(2), T(2), f64, T(2), T(2), i64)
+            check(K.make_reduce(op, 3, 256, False), f32, T(3), f64, T(3), T(3), i64, i64, i64)
+            check(K.make_reduce(op, 3, 256, True), i64a, T(3), i32, T(3), T(3), i64, i64, i64)
+            check(K.make_scan(op, 2, False), f32, T(2), f64, T(2), T(2), i64, i64, i64)
+            check(K.make_scan(op, 2, True), i64a, T(2), b1, T(2), T(2), i64, i64, i64)
+        check(K.make_matmul(3, 16, "float32"), f32, T(3), T(3), f32, T(3), T(3), f32, T(3), T(3), i64)
+        check(K.make_matmul(2, 16, "float64"), f64, T(2), T(2), f64, T(2), T(2), f32, T(2), T(2), i64)
+        check(K.make_matmul(2, 16, "int64"), i64a, T(2), T(2), i32, T(2), T(2), b1, T(2), T(2), i64)
+        check(K.make_where(2, 1, 2, 1), f32, T(2), T(2), i64, b1, T(1), T(1), f64, T(2), T(2), i64a, T(1), T(1))
+        check(K.make_gather(2), b1, T(2), T(2), i64, b1, T(2), i64a, T(2), i64)
+        for out in (f32, f64, i32, i64a):  # the dtypes of cuda.ATOMIC_ADD_DTYPES
+            check(K.make_scatter_add(2), out, T(2), f64, T(2), T(2), i64, i64a, T(2), i64)
+        check(K.make_scatter_add_rows(2), b1, T(2), b1, T(2), i64a, T(2), T(2), i64, i64, i64)
+        for descending in (False, True):
+            check(K.make_sort(2, descending, False), f32, T(2), i64a, T(2), f32, T(2), T(2), i64, i64, i64)
+            check(K.make_sort(2, descending, True), i64a, T(2), i64a, T(2), i64a, T(2), T(2), i64, i64, i64)
+            check(K.make_sort(2, descending, True), b1, T(2), i64a, T(2), b1, T(2), T(2), i64, i64, i64)
         print("COMPILED")
         """
     )

@@ -84,7 +84,7 @@ def test_activation_layers(backend):
 @pytest.mark.parametrize("kind", ["1d", "1d-seq", "2d"])
 def test_batchnorm(backend, kind):
     shape, dims = {"1d": ((4, 3), (0,)), "1d-seq": ((2, 3, 2), (0, 2)), "2d": ((2, 3, 2, 2), (0, 2, 3))}[kind]
-    layer = (nn.BatchNorm2d if kind == "2d" else nn.BatchNorm1d)(3, momentum=0.2, backend=backend)
+    layer = (nn.BatchNorm2d if kind == "2d" else nn.BatchNorm1d)(3, momentum=0.2, backend=backend, dtype="float64")
     assert [n for n, _ in layer.named_buffers()] == ["running_mean", "running_var"]
     x = RNG.standard_normal(shape) * 2 + 1
     mean, var = x.mean(dims, keepdims=True), x.var(dims, keepdims=True)

@@ -20,7 +20,9 @@ from minitensor import (
 
 def test_creation_and_properties(backend: str) -> None:
     t = mt.tensor([[1, 2, 3], [4, 5, 6]], backend=backend)
-    assert t.shape == (2, 3) and t.size == 6 and t.dims == 2 and t.dtype == np.float64
+    assert t.shape == (2, 3) and t.size() == (2, 3) and t.size(-1) == 3 and t.numel() == 6 and t.dim() == 2
+    assert t.dtype == np.int64 and mt.tensor([1.0], backend=backend).dtype == np.float32
+    assert mt.tensor([True], backend=backend).dtype == np.bool_
     assert t.backend.name == backend
     assert t.to_numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
     assert mt.zeros(2, 3, backend=backend).to_numpy().sum() == 0.0
@@ -30,7 +32,8 @@ def test_creation_and_properties(backend: str) -> None:
     f32 = mt.from_numpy(np.ones((2,), dtype=np.float32), backend=backend)
     assert f32.dtype == np.float32
     assert mt.tensor(2.5, backend=backend).item() == 2.5
-    assert mt.tensor(np.arange(4), backend=backend).dtype == np.float64
+    assert mt.tensor(np.arange(4), backend=backend).dtype == np.int64
+    assert mt.tensor(np.arange(4.0), backend=backend).dtype == np.float64
 
 
 def test_scalars_on_either_side(backend: str) -> None:

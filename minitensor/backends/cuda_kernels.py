@@ -2,13 +2,17 @@
 
 Each ``make_*`` function returns a plain Python kernel function (not yet jitted) specialised by
 closure constants: the op's device function, the number of dims (so index buffers are
-``cuda.local.array`` of exactly that length) and, for reduce/matmul, the shared-memory size.
-:mod:`minitensor.backends.cuda` jits and caches them; tests can also type-check them for the real
-CUDA target with ``numba.cuda.compiler.compile_cuda`` on a machine without a GPU.
+``cuda.local.array`` of exactly that length), the read conversion and, for reduce/matmul, the
+shared-memory size and type. :mod:`minitensor.backends.cuda` jits and caches them; tests can also
+type-check them for the real CUDA target with ``numba.cuda.compiler.compile_cuda`` on a machine
+without a GPU.
 
 Shapes and strides are passed as tuples of ints (kernel arguments by value: nothing to upload).
-All element arithmetic is done in float64, like the ``simple`` reference, and converted on store.
-The index math is the shared code of :mod:`minitensor.tensor_data`, compiled as device functions.
+Element arithmetic follows the ``simple`` reference: values are read as int64 (``int``) when the
+kernel computes on integers (every input has an integer or bool dtype) and as float64 (``float``)
+otherwise, and the result is converted on store to the output's dtype (to bool: nonzero is True;
+float to int truncates). The index math is the shared code of :mod:`minitensor.tensor_data`,
+compiled as device functions.
 
 This module needs ``numba.cuda`` but not a GPU.
 """
@@ -52,6 +56,23 @@ def device_op(fn: Callable[..., float]) -> Any:
     return _DEVICE_OPS[name]
 
 
+def reader(integer: bool) -> Callable[[Any], Any]:
+    """The read conversion of a kernel: ``int`` (int64 on the device) for integer compute, else ``float`` (float64)."""
+    return int if integer else float
+
+
+@cuda.jit(device=True)
+def _before_ascending(x: Any, y: Any) -> bool:
+    """x sorts strictly before y, ascending, NaN last."""
+    return x < y or (y != y and x == x)
+
+
+@cuda.jit(device=True)
+def _before_descending(x: Any, y: Any) -> bool:
+    """x sorts strictly before y, descending, NaN first."""
+    return x > y or (x != x and y == y)
+
+
 # --- element-wise -------------------------------------------------------------------------------
 
 
@@ -65,9 +86,10 @@ def make_fill(value: float) -> Callable[..., None]:
     return fill
 
 
-def make_map(op: str, out_dims: int, a_dims: int) -> Callable[..., None]:
+def make_map(op: str, out_dims: int, a_dims: int, integer: bool) -> Callable[..., None]:
     """Kernel ``(out, out_shape, out_strides, size, a, a_shape, a_strides)``: out = f(a), a broadcast to out."""
     fn = device_op(operators.UNARY_OPS[op])
+    read = reader(integer)
 
     def map_kernel(out, out_shape, out_strides, size, a, a_shape, a_strides):  # type: ignore[no-untyped-def]
         out_index = cuda.local.array(out_dims, int64)
@@ -75,15 +97,16 @@ def make_map(op: str, out_dims: int, a_dims: int) -> Callable[..., None]:
         for i in range(cuda.grid(1), size, cuda.gridsize(1)):
             to_index(i, out_shape, out_index)
             broadcast_index(out_index, out_shape, a_shape, a_index)
-            x = float(a[index_to_position(a_index, a_strides)])
+            x = read(a[index_to_position(a_index, a_strides)])
             out[index_to_position(out_index, out_strides)] = fn(x)
 
     return map_kernel
 
 
-def make_zip(op: str, out_dims: int, a_dims: int, b_dims: int) -> Callable[..., None]:
+def make_zip(op: str, out_dims: int, a_dims: int, b_dims: int, integer: bool) -> Callable[..., None]:
     """Kernel ``(out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides)``: out = f(a, b)."""
     fn = device_op(operators.BINARY_OPS[op])
+    read = reader(integer)
 
     def zip_kernel(out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
         out_index = cuda.local.array(out_dims, int64)
@@ -93,17 +116,96 @@ def make_zip(op: str, out_dims: int, a_dims: int, b_dims: int) -> Callable[..., 
             to_index(i, out_shape, out_index)
             broadcast_index(out_index, out_shape, a_shape, a_index)
             broadcast_index(out_index, out_shape, b_shape, b_index)
-            x = float(a[index_to_position(a_index, a_strides)])
-            y = float(b[index_to_position(b_index, b_strides)])
+            x = read(a[index_to_position(a_index, a_strides)])
+            y = read(b[index_to_position(b_index, b_strides)])
             out[index_to_position(out_index, out_strides)] = fn(x, y)
 
     return zip_kernel
 
 
-# --- reduce -------------------------------------------------------------------------------------
+def make_where(out_dims: int, c_dims: int, a_dims: int, b_dims: int) -> Callable[..., None]:
+    """Kernel ``(out, out_shape, out_strides, size, c, c_shape, c_strides, a, a_shape, a_strides, b, b_shape, b_strides)``:
+    out = a if c != 0 else b, all three broadcast to out; the chosen value is copied (cast on store)."""
+
+    def where_kernel(out, out_shape, out_strides, size, c, c_shape, c_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
+        out_index = cuda.local.array(out_dims, int64)
+        c_index = cuda.local.array(c_dims, int64)
+        a_index = cuda.local.array(a_dims, int64)
+        b_index = cuda.local.array(b_dims, int64)
+        for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+            to_index(i, out_shape, out_index)
+            broadcast_index(out_index, out_shape, c_shape, c_index)
+            position = index_to_position(out_index, out_strides)
+            if c[index_to_position(c_index, c_strides)] != 0:
+                broadcast_index(out_index, out_shape, a_shape, a_index)
+                out[position] = a[index_to_position(a_index, a_strides)]
+            else:
+                broadcast_index(out_index, out_shape, b_shape, b_index)
+                out[position] = b[index_to_position(b_index, b_strides)]
+
+    return where_kernel
 
 
-def make_reduce(op: str, dims: int, block: int) -> Callable[..., None]:
+# --- indexing along a dim -----------------------------------------------------------------------
+
+
+def make_gather(dims: int) -> Callable[..., None]:
+    """Kernel ``(out, out_shape, out_strides, size, a, a_strides, index, index_strides, dim)``, one thread per out
+    element: out[..., j, ...] = a[..., index[..., j, ...], ...] (``index`` has out's shape)."""
+
+    def gather_kernel(out, out_shape, out_strides, size, a, a_strides, index, index_strides, dim):  # type: ignore[no-untyped-def]
+        at = cuda.local.array(dims, int64)
+        for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+            to_index(i, out_shape, at)
+            position = index_to_position(at, out_strides)
+            at[dim] = index[index_to_position(at, index_strides)]
+            out[position] = a[index_to_position(at, a_strides)]
+
+    return gather_kernel
+
+
+def make_scatter_add(dims: int) -> Callable[..., None]:
+    """Kernel ``(out, out_strides, src, src_shape, src_strides, size, index, index_strides, dim)``, one thread per
+    src element: out[..., index[..., j, ...], ...] += src[..., j, ...] with ``cuda.atomic.add``.
+
+    For outs of float32, float64, int32 or int64 (the dtypes atomic add supports); src values are
+    converted to out's dtype before the add.
+    """
+
+    def scatter_add_kernel(out, out_strides, src, src_shape, src_strides, size, index, index_strides, dim):  # type: ignore[no-untyped-def]
+        at = cuda.local.array(dims, int64)
+        for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+            to_index(i, src_shape, at)
+            value = src[index_to_position(at, src_strides)]
+            at[dim] = index[index_to_position(at, index_strides)]
+            cuda.atomic.add(out, index_to_position(at, out_strides), value)
+
+    return scatter_add_kernel
+
+
+def make_scatter_add_rows(dims: int) -> Callable[..., None]:
+    """Kernel ``(out, out_strides, src, src_strides, index, index_strides, row_shape, rows, dim, length)``, one thread
+    per row (position along the dims other than ``dim``), which adds its ``length`` src values one after the
+    other: race-free without atomics (for any out dtype, e.g. bool); ``row_shape`` is src's shape with dim set to 1."""
+
+    def scatter_add_rows_kernel(out, out_strides, src, src_strides, index, index_strides, row_shape, rows, dim, length):  # type: ignore[no-untyped-def]
+        at = cuda.local.array(dims, int64)
+        for row in range(cuda.grid(1), rows, cuda.gridsize(1)):
+            to_index(row, row_shape, at)
+            for k in range(length):
+                at[dim] = k
+                value = src[index_to_position(at, src_strides)]
+                at[dim] = index[index_to_position(at, index_strides)]
+                position = index_to_position(at, out_strides)
+                out[position] = out[position] + value
+
+    return scatter_add_rows_kernel
+
+
+# --- reduce and scan ----------------------------------------------------------------------------
+
+
+def make_reduce(op: str, dims: int, block: int, integer: bool) -> Callable[..., None]:
     """Kernel ``(dst, dst_strides, a, a_strides, red_shape, red_size, dim, length)``, launched with
     grid ``(rows, chunks)`` and a power-of-two ``blockDim.x <= block``.
 
@@ -111,13 +213,17 @@ def make_reduce(op: str, dims: int, block: int) -> Callable[..., None]:
     folds the elements ``k = y * blockDim.x + tid (mod chunks * blockDim.x)`` of row x in
     registers, then tree-reduces the block's partials in shared memory, and writes the result to
     ``dst`` at the row's index with ``index[dim] = y``. With one chunk, ``dst`` is the output;
-    otherwise it is a scratch array of chunk partials that the caller reduces again.
+    otherwise it is a scratch array of chunk partials (int64 for integer compute, else float64)
+    that the caller reduces again. Integer compute starts from an int64 start value and keeps an
+    int64 shared cache (exact); float compute uses float64.
     """
-    fn, start = operators.REDUCE_OPS[op]
-    fn = device_op(fn)
+    fn = device_op(operators.REDUCE_OPS[op][0])
+    start = operators.reduce_start(op, integer)
+    read = reader(integer)
+    cache_t = int64 if integer else float64
 
     def reduce_kernel(dst, dst_strides, a, a_strides, red_shape, red_size, dim, length):  # type: ignore[no-untyped-def]
-        cache = cuda.shared.array(block, float64)
+        cache = cuda.shared.array(block, cache_t)
         index = cuda.local.array(dims, int64)
         tid = cuda.threadIdx.x
         threads = cuda.blockDim.x
@@ -128,7 +234,7 @@ def make_reduce(op: str, dims: int, block: int) -> Callable[..., None]:
             acc = start
             for k in range(chunk * threads + tid, length, chunks * threads):
                 index[dim] = k
-                acc = fn(acc, float(a[index_to_position(index, a_strides)]))
+                acc = fn(acc, read(a[index_to_position(index, a_strides)]))
             cache[tid] = acc
             cuda.syncthreads()
             step = threads // 2
@@ -145,18 +251,83 @@ def make_reduce(op: str, dims: int, block: int) -> Callable[..., None]:
     return reduce_kernel
 
 
+def make_scan(op: str, dims: int, integer: bool) -> Callable[..., None]:
+    """Kernel ``(out, out_strides, a, a_strides, row_shape, rows, dim, length)``, one thread per row: the
+    inclusive prefix fold out[..., j, ...] = fold of a[..., 0..j, ...] along ``dim`` from the op's start value
+    (int64 compute for integer inputs). ``row_shape`` is a's shape with dim set to 1; O(length) per row."""
+    fn = device_op(operators.REDUCE_OPS[op][0])
+    start = operators.reduce_start(op, integer)
+    read = reader(integer)
+
+    def scan_kernel(out, out_strides, a, a_strides, row_shape, rows, dim, length):  # type: ignore[no-untyped-def]
+        at = cuda.local.array(dims, int64)
+        for row in range(cuda.grid(1), rows, cuda.gridsize(1)):
+            to_index(row, row_shape, at)
+            a_base = index_to_position(at, a_strides)
+            out_base = index_to_position(at, out_strides)
+            acc = start
+            for k in range(length):
+                acc = fn(acc, read(a[a_base + k * a_strides[dim]]))
+                out[out_base + k * out_strides[dim]] = acc
+
+    return scan_kernel
+
+
+def make_sort(dims: int, descending: bool, integer: bool) -> Callable[..., None]:
+    """Kernel ``(values, values_strides, indices, indices_strides, a, a_strides, row_shape, rows, dim, length)``,
+    one thread per row: copies the row of ``a`` into ``values`` (and 0..length-1 into ``indices``), then sorts
+    both in place with a stable insertion sort in global memory. O(length^2) work per row, rows in parallel.
+
+    NaN sorts above every number (last ascending, first descending); equal values keep their order in both
+    directions. Keys are compared as int64 for integer compute (exact near 2**63), else as float64.
+    """
+    before = _before_descending if descending else _before_ascending
+    read = reader(integer)
+
+    def sort_kernel(values, values_strides, indices, indices_strides, a, a_strides, row_shape, rows, dim, length):  # type: ignore[no-untyped-def]
+        at = cuda.local.array(dims, int64)
+        for row in range(cuda.grid(1), rows, cuda.gridsize(1)):
+            to_index(row, row_shape, at)
+            a_base = index_to_position(at, a_strides)
+            v_base = index_to_position(at, values_strides)
+            i_base = index_to_position(at, indices_strides)
+            a_step = a_strides[dim]
+            v_step = values_strides[dim]
+            i_step = indices_strides[dim]
+            for k in range(length):
+                values[v_base + k * v_step] = a[a_base + k * a_step]
+                indices[i_base + k * i_step] = k
+            for k in range(1, length):
+                value = values[v_base + k * v_step]
+                key = read(value)
+                original = indices[i_base + k * i_step]
+                j = k
+                while j > 0 and before(key, read(values[v_base + (j - 1) * v_step])):
+                    values[v_base + j * v_step] = values[v_base + (j - 1) * v_step]
+                    indices[i_base + j * i_step] = indices[i_base + (j - 1) * i_step]
+                    j -= 1
+                values[v_base + j * v_step] = value
+                indices[i_base + j * i_step] = original
+
+    return sort_kernel
+
+
 # --- matmul -------------------------------------------------------------------------------------
 
+ACCUMULATORS = {"float32": float32, "float64": float64, "int64": int64}
+"""Matmul accumulator (and shared tile) types by name."""
 
-def make_matmul(dims: int, tile: int, double: bool) -> Callable[..., None]:
+
+def make_matmul(dims: int, tile: int, acc: str) -> Callable[..., None]:
     """Kernel ``(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, batches)``.
 
     Launched with ``tile x tile`` threads and grid ``(ceil(N / tile), ceil(M / tile), <= batches)``;
     each thread computes one ``out[batch, i, j]``, staging ``tile x tile`` blocks of ``a`` and ``b``
-    in shared memory. Batch dims broadcast through :func:`broadcast_index`. ``double`` picks the
-    float64 (else float32) shared tiles and accumulator.
+    in shared memory. Batch dims broadcast through :func:`broadcast_index`. ``acc`` (a key of
+    :data:`ACCUMULATORS`) is the type of the shared tiles and the accumulator: int64 makes integer
+    products exact.
     """
-    acc_t = float64 if double else float32
+    acc_t = ACCUMULATORS[acc]
     row, col = dims - 2, dims - 1
 
     def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, batches):  # type: ignore[no-untyped-def]
@@ -179,18 +350,18 @@ def make_matmul(dims: int, tile: int, double: bool) -> Callable[..., None]:
             broadcast_index(out_index, out_shape, b_shape, b_index)
             a_base = index_to_position(a_index, a_strides)
             b_base = index_to_position(b_index, b_strides)
-            acc = acc_t(0.0)
+            acc = acc_t(0)
             for k0 in range(0, inner, tile):
                 k = k0 + tx
                 if i < m and k < inner:
                     a_tile[ty, tx] = a[a_base + i * a_strides[row] + k * a_strides[col]]
                 else:
-                    a_tile[ty, tx] = 0.0
+                    a_tile[ty, tx] = 0
                 k = k0 + ty
                 if k < inner and j < n:
                     b_tile[ty, tx] = b[b_base + k * b_strides[row] + j * b_strides[col]]
                 else:
-                    b_tile[ty, tx] = 0.0
+                    b_tile[ty, tx] = 0
                 cuda.syncthreads()
                 for kk in range(tile):
                     acc += a_tile[ty, kk] * b_tile[kk, tx]

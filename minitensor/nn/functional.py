@@ -38,14 +38,14 @@ __all__ = [
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``, with the max subtracted first so large logits do not overflow."""
-    z = x - x.max(dim, keepdim=True).detach()
+    z = x - x.amax(dim, keepdim=True).detach()
     e = z.exp()
     return e / e.sum(dim, keepdim=True)
 
 
 def logsoftmax(x: Tensor, dim: int = -1) -> Tensor:
     """log(softmax(x)) along ``dim`` computed stably as ``z - log(sum(exp(z)))`` with ``z = x - max(x)``."""
-    z = x - x.max(dim, keepdim=True).detach()
+    z = x - x.amax(dim, keepdim=True).detach()
     return z - z.exp().sum(dim, keepdim=True).log()
 
 
@@ -54,7 +54,7 @@ log_softmax = logsoftmax
 
 def max(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001 - the torch name
     """Largest value along ``dim`` (differentiable; tied maxima share the gradient). See :func:`argmax`."""
-    return x.max(dim, keepdim)
+    return x.amax(dim, keepdim)
 
 
 def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> np.ndarray:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..backends import get_backend
-from ..creation import as_dtype, generator
+from ..creation import generator
+from ..dtypes import as_dtype
 from ..errors import ShapeError
 from ..module import Parameter
 from ..tensor import Tensor

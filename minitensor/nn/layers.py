@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import get_backend
-from ..creation import as_dtype
+from ..dtypes import as_dtype
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import functional as F

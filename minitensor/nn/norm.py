@@ -6,7 +6,7 @@ from typing import Any
 
 from ..autodiff import no_grad
 from ..backends import get_backend
-from ..creation import as_dtype
+from ..dtypes import as_dtype
 from ..errors import ShapeError
 from ..module import Parameter
 from ..tensor import Tensor
@@ -42,7 +42,7 @@ class _BatchNorm(Layer):
         dims = tuple(d for d in range(x.dims) if d != 1)
         shape = tuple(self.num_features if d == 1 else 1 for d in range(x.dims))
         if self.training:
-            count = x.size // self.num_features
+            count = x.numel() // self.num_features
             if count < 2:
                 raise ShapeError(f"{type(self).__name__} needs more than one value per channel in training, got shape {x.shape}")
             mean = x.mean(dims, keepdim=True)

@@ -25,7 +25,7 @@ def maxpool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     Tied maxima share the gradient evenly (PyTorch gives it all to one of them).
     """
     cols, dim = _windows(x, kernel_size, stride)
-    return cols.max(dim).permute(0, 3, 1, 2).contiguous()
+    return cols.amax(dim).permute(0, 3, 1, 2).contiguous()
 
 
 def avgpool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0) -> Tensor:
