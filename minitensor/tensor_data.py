@@ -146,7 +146,9 @@ class TensorData:
         return self._strides_array
 
     def is_contiguous(self) -> bool:
-        """True when strides are row-major for the shape (size-1 dims may have any stride)."""
+        """True when strides are row-major for the shape (size-1 dims may have any stride; empty data always is)."""
+        if self.size == 0:
+            return True
         expected = 1
         for size, stride in zip(reversed(self.shape), reversed(self.strides)):
             if size != 1 and stride != expected:
