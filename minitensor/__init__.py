@@ -27,6 +27,7 @@ from .module import Module, Parameter
 from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_data import TensorData
+from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403

@@ -308,17 +308,6 @@ class Permute(TensorFunction):
         return d.permute(*inverse)
 
 
-class View(TensorFunction):
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
-        ctx.save_for_backward(a.shape)
-        return a._view_of(a._data.view(*shape))
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> Tensor:
-        return d.contiguous().view(*ctx.saved_values[0])
-
-
 class Expand(TensorFunction):
     """Broadcast to a larger shape with stride 0; the gradient sums back."""
 
