@@ -32,8 +32,9 @@ class Drawn:
         return f"Drawn(shape={self.array.shape}, strides={self.tensor.strides}, array={self.array.tolist()})"
 
 
-def shapes(backend: str, min_dims: int = 0) -> st.SearchStrategy[tuple[int, ...]]:
-    return st.lists(st.integers(1, MAX_SIZE[backend]), min_size=min_dims, max_size=MAX_DIMS[backend]).map(tuple)
+def shapes(backend: str, min_dims: int = 0, min_size: int = 1) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes for ``backend``'s tests; ``min_size=0`` lets dims be empty."""
+    return st.lists(st.integers(min_size, MAX_SIZE[backend]), min_size=min_dims, max_size=MAX_DIMS[backend]).map(tuple)
 
 
 @st.composite
@@ -59,7 +60,7 @@ def make_tensor(array: np.ndarray, backend: str, layout: str, perm_seed: int = 0
         t = mt.tensor(wide, backend=backend, dtype=dtype)[..., ::2]
     else:
         t = mt.tensor(array, backend=backend, dtype=dtype)
-    return t.detach().requires_grad_(True)
+    return t.detach().requires_grad_(t.dtype.kind == "f")
 
 
 @st.composite
