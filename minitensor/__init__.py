@@ -14,6 +14,7 @@ from .errors import (
     BackendError,
     BackendUnavailableError,
     DTypeError,
+    EmptyReductionError,
     GradientError,
     IndexOutOfRangeError,
     MinitensorError,

@@ -21,6 +21,10 @@ class IndexOutOfRangeError(MinitensorError, IndexError):
     """An index or dim outside a tensor's shape."""
 
 
+class EmptyReductionError(ShapeError, IndexError):
+    """A reduction with no identity (max, min, argmax, median) over an empty dim or tensor."""
+
+
 class RaggedDataError(MinitensorError, ValueError):
     """Nested lists whose rows differ in length."""
 

@@ -406,10 +406,11 @@ class Where(TensorFunction):
         return a._view_of(out)
 
     @staticmethod
-    def backward(ctx: Context, d: Tensor) -> tuple[None, Tensor, Tensor]:
+    def backward(ctx: Context, d: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
         (cond,) = ctx.saved_values
+        _, need_a, need_b = ctx.needs_input_grad
         zero = d._lift(0.0)
-        return None, Where.apply(cond, d, zero), Where.apply(cond, zero, d)
+        return None, (Where.apply(cond, d, zero) if need_a else None), (Where.apply(cond, zero, d) if need_b else None)
 
 
 class Gather(TensorFunction):

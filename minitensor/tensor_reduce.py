@@ -1,16 +1,24 @@
-"""Reductions of Tensor (the ``ReduceMethods`` mixin) and the matching ``mt.`` functions.
+"""Reductions, scans and sorting of Tensor (the ``ReduceMethods`` mixin) and the matching ``mt.`` functions.
 
-``dim`` is an int, a tuple of ints or None (every dim); ``keepdim`` keeps reduced dims as size 1.
+Names, signatures, defaults and result dtypes follow PyTorch. ``dim`` is an int, a tuple of ints, or None
+(every dim; ``()`` also means every dim, as in PyTorch); ``keepdim`` keeps reduced dims as size 1.
+Everything runs on the backend kernels (reduce, map, zip, where, gather, scan, sort); the host only
+builds small index vectors (0..n-1 along one dim).
 """
 
 from __future__ import annotations
 
+import builtins
+import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
 
 from . import dtypes
 from . import tensor_functions as F
-from .errors import DTypeError, ShapeError
+from .autodiff import Context, no_grad
+from .errors import DTypeError, EmptyReductionError, IndexOutOfRangeError, ShapeError
 from .tensor_data import normalize_dim
 
 if TYPE_CHECKING:
@@ -19,92 +27,502 @@ if TYPE_CHECKING:
 Dim = int | Sequence[int] | None
 
 
+class ValuesIndices(NamedTuple):
+    """(values, indices), as ``torch.return_types.max/min/sort/topk/median``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+# --- helpers: dims, index bookkeeping and raw kernel calls (no history) ---
+
+
 def reduced_dims(x: Tensor, dim: Dim) -> list[int]:
-    """The sorted, non-negative dims that ``dim`` names (all of them for None)."""
-    if dim is None:
+    """The sorted, non-negative dims that ``dim`` names (all of them for None or ``()``)."""
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return list(range(x.dims))
     dims = [dim] if isinstance(dim, int) else list(dim)
-    return sorted({normalize_dim(d, max(x.dims, 1)) for d in dims})
+    found = [normalize_dim(d, builtins.max(x.dims, 1)) for d in dims]
+    if len(set(found)) != len(found):
+        raise ShapeError(f"dim {dim} names a dim more than once (shape {x.shape})")
+    return sorted(found)
+
+
+def drop_dims(x: Tensor, dims: Sequence[int], keepdim: bool) -> Tensor:
+    """``x`` (a keepdim result) with ``dims`` removed unless ``keepdim``."""
+    if keepdim or x.dims == 0:
+        return x
+    return x.view(*[s for i, s in enumerate(x.shape) if i not in dims])
 
 
 def reduce_with(x: Tensor, fn: type[F.TensorFunction], dim: Dim, keepdim: bool) -> Tensor:
     """Apply the keepdim reduction Function ``fn`` over each dim of ``dim``, then drop them unless ``keepdim``."""
     if x.dims == 0:
-        reduced_dims(x, dim)  # validates dim (0 and -1 name the single element)
+        reduced_dims(x, dim)  # validates dim
         return fn.apply(x.view(1), 0).view(())
     dims = reduced_dims(x, dim)
-    if dim is None and x.dims > 1 and not keepdim:
+    if len(dims) == x.dims > 1 and not keepdim:
         # Full reduction: one pass over a flat copy is cheaper than one pass per dim.
-        return fn.apply(x.contiguous().view(x.numel()), 0).view(())
+        return fn.apply(flat(x), 0).view(())
     out = x
     for d in dims:
         out = fn.apply(out, d)
-    if keepdim:
+    return drop_dims(out, dims, keepdim)
+
+
+def count(x: Tensor, dims: Sequence[int]) -> int:
+    """Number of elements each reduction over ``dims`` combines."""
+    return math.prod(x.shape[d] for d in dims) if x.dims else 1
+
+
+def check_nonempty(x: Tensor, dims: Sequence[int], name: str) -> None:
+    """Max-like reductions have no identity: raise for a reduced dim of size 0."""
+    for d in dims:
+        if x.dims and x.shape[d] == 0:
+            raise EmptyReductionError(f"{name}(): cannot reduce dim {d} of size 0 (shape {x.shape}): it has no identity")
+
+
+def need_float(x: Tensor, name: str) -> None:
+    if x.dtype.kind != "f":
+        raise DTypeError(f"{name}() needs a float tensor, got {x.dtype} (shape {x.shape}); pass dtype= or call .float() first")
+
+
+def int64_if_integral(x: Tensor, dtype: Any) -> Tensor:
+    """``x`` cast to ``dtype``, or to int64 when it is integer or bool (PyTorch's sum/prod/cumsum/cumprod rule)."""
+    if dtype is not None:
+        return x.cast(dtype)
+    return x.cast(dtypes.int64) if x.dtype.kind in "iub" else x
+
+
+def flat(x: Tensor) -> Tensor:
+    """All elements as one dim (a 0-d tensor gives one element)."""
+    return x.contiguous().view(x.numel())
+
+
+def at_least_1d(x: Tensor) -> Tensor:
+    """A 0-d tensor as one element along dim 0 (PyTorch lets dim 0 and -1 name a 0-d tensor's single element)."""
+    return x.view(1) if x.dims == 0 else x
+
+
+def like(x: Tensor, result: ValuesIndices) -> ValuesIndices:
+    """``result`` (computed on ``at_least_1d(x)`` with keepdim) back as 0-d tensors when ``x`` is 0-d."""
+    return ValuesIndices(result.values.view(()), result.indices.view(())) if x.dims == 0 else result
+
+
+def positions(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
+    """0..n-1 (n-1..0 if ``reverse``) along ``dim``: int64 of shape (1, .., n, .., 1), built on the host."""
+    n = x.shape[dim]
+    shape = [1] * x.dims
+    shape[dim] = n
+    steps = np.arange(n - 1, -1, -1) if reverse else np.arange(n)
+    return x._lift(steps.reshape(shape), dtypes.int64)
+
+
+def gather_raw(x: Tensor, dim: int, index: Tensor) -> Tensor:
+    """x gathered along ``dim`` at ``index`` (the gather kernel, no history)."""
+    out = x.backend.empty(index.shape, x.dtype)
+    x.backend.gather(x._data, dim, index._data, out)
+    return x._view_of(out)
+
+
+def flip(x: Tensor, dim: int) -> Tensor:
+    """x reversed along ``dim`` (a gather, no history)."""
+    index = positions(x, dim, reverse=True)
+    return gather_raw(x, dim, index._view_of(index._data.expand(x.shape)))
+
+
+def scan(x: Tensor, op: str, dim: int) -> Tensor:
+    """Inclusive prefix fold of ``op`` along ``dim`` (the scan kernel, no history)."""
+    out = x.backend.empty(x.shape, x.dtype)
+    x.backend.scan(op, x._data, dim, out)
+    return x._view_of(out)
+
+
+def reverse_cumsum(x: Tensor, dim: int) -> Tensor:
+    """out[j] = sum of x[j..n-1] along ``dim``."""
+    return flip(scan(flip(x, dim), "sum", dim), dim)
+
+
+def sort_indices(x: Tensor, dim: int, descending: bool) -> Tensor:
+    """Indices of the stable sort of ``x`` along ``dim`` (NaN above every number) from the sort kernel."""
+    values = x.backend.empty(x.shape, x.dtype)
+    indices = x.backend.empty(x.shape, dtypes.int64)
+    x.backend.sort(x._data, dim, descending, values, indices)
+    return x._view_of(indices)
+
+
+def select(x: Tensor, dim: int, index: Tensor, keepdim: bool) -> ValuesIndices:
+    """(x at ``index`` along ``dim``, index); the values come from Gather so gradients reach the chosen elements."""
+    values = F.Gather.apply(x, dim, index)
+    return ValuesIndices(drop_dims(values, [dim], keepdim), drop_dims(index, [dim], keepdim))
+
+
+def arg_extreme(x: Tensor, dim: int, op: str) -> Tensor:
+    """First index along ``dim`` of the max (``op="max"``) or min, a NaN counting as both (keepdim, int64)."""
+    best = x._reduce(op, dim)  # the max/min reduce ops propagate NaN
+    hit = x._zip("eq", best, dtype=dtypes.bool_)._zip("logical_or", x._zip("ne", x, dtype=dtypes.bool_))
+    candidate = F.Where.apply(hit, positions(x, dim), x._lift(x.shape[dim], dtypes.int64))
+    return candidate._reduce("min", dim)
+
+
+# --- Functions ---
+
+
+class Min(F.TensorFunction):
+    """min along ``dim`` (keepdim); the gradient is shared evenly among tied minima."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        out = a._reduce("min", dim)
+        ctx.save_for_backward(a, out, dim)
         return out
-    return out.view(*[s for i, s in enumerate(out.shape) if i not in dims])
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        a, out, dim = ctx.saved_values
+        mask = a._zip("eq", out)
+        return d * mask / mask._reduce("sum", dim)
+
+
+class Prod(F.TensorFunction):
+    """prod along ``dim`` (keepdim); d/da_i = prod of the others, exact with zeros: out / a_i where a_i != 0,
+    else (prod of the nonzero others if a_i is the only zero, else 0)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        out = a._reduce("prod", dim)
+        ctx.save_for_backward(a, out, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        a, out, dim = ctx.saved_values
+        zero = a == 0.0
+        one = a._lift(1.0)
+        zeros = zero.cast(dtypes.int64)._reduce("sum", dim)
+        nonzero_prod = F.Where.apply(zero, one, a)._reduce("prod", dim)
+        at_zero = F.Where.apply(zeros == 1, nonzero_prod, a._lift(0.0))
+        return d * F.Where.apply(zero, at_zero, out / F.Where.apply(zero, one, a))
+
+
+class Cumsum(F.TensorFunction):
+    """Inclusive prefix sum along ``dim``; the gradient is the reversed prefix sum of the incoming one."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        ctx.save_for_backward(dim)
+        return scan(a, "sum", dim)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
+        return reverse_cumsum(d, ctx.saved_values[0]), None
+
+
+class Cumprod(F.TensorFunction):
+    """Inclusive prefix product y along ``dim``; d/da_i = revcumsum(d y)_i / a_i where a_i != 0; at the first zero z
+    it is revcumsum(d y')_z with y' the cumprod with a_z set to 1; after it, 0. O(n): three scans."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
+        out = scan(a, "prod", dim)
+        ctx.save_for_backward(a, out, dim)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
+        a, out, dim = ctx.saved_values
+        zero = a == 0.0
+        first_zero = zero._zip("logical_and", scan(zero.cast(dtypes.int64), "sum", dim) == 1)
+        one, nothing = a._lift(1.0), a._lift(0.0)
+        before = reverse_cumsum(d * out, dim) / F.Where.apply(zero, one, a)  # 0 after the first zero
+        skipped = scan(F.Where.apply(first_zero, one, a), "prod", dim)
+        at_first_zero = F.Where.apply(first_zero, reverse_cumsum(d * skipped, dim), nothing)
+        return before + at_first_zero, None
+
+
+class PNorm(F.TensorFunction):
+    """(sum |a|^p)^(1/p) over ``dims`` (keepdim) for finite p != 0; d/da = sign(a) (|a| / out)^(p-1), and 0 where a = 0
+    or out = 0 (as PyTorch: a zero norm, also one that underflowed, has a zero gradient)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, p: float, dims: tuple[int, ...]) -> Tensor:
+        with no_grad():
+            s = a.abs()
+            if p == 2:
+                out = (s * s).sum(dims, keepdim=True).sqrt()
+            elif p == 1:
+                out = s.sum(dims, keepdim=True)
+            else:
+                out = (s**p).sum(dims, keepdim=True) ** (1.0 / p)
+        ctx.save_for_backward(a, out, p)
+        return out
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None, None]:
+        a, out, p = ctx.saved_values
+        slope = a._map("sign") * (a.abs() / out) ** (p - 1.0)
+        flat_part = (a == 0.0)._zip("logical_or", out == 0.0)
+        return d * F.Where.apply(flat_part, a._lift(0.0), slope), None, None
+
+
+# --- sums and products ---
 
 
 def sum(self: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
-    """Sum over ``dim`` (all dims when None, giving a 0-d tensor); integers and bools sum to int64."""
-    x = self
-    if dtype is not None:
-        x = x.cast(dtype)
-    elif x.dtype.kind in "ub" or x.dtype == dtypes.int32:
-        x = x.cast(dtypes.int64)
-    return reduce_with(x, F.Sum, dim, keepdim)
+    """Sum over ``dim`` (all dims when None, giving a 0-d tensor); an empty sum is 0; integers and bools give int64."""
+    return reduce_with(int64_if_integral(self, dtype), F.Sum, dim, keepdim)
+
+
+def prod(self: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """Product over ``dim``; an empty product is 1; integers and bools give int64; exact gradients with zeros."""
+    return reduce_with(int64_if_integral(self, dtype), Prod, dim, keepdim)
 
 
 def mean(self: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """Arithmetic mean over ``dim`` (float tensors only, as in PyTorch)."""
+    """sum / count over ``dim`` (float tensors only, as in PyTorch); the mean of nothing is nan."""
     x = self if dtype is None else self.cast(dtype)
-    if x.dtype.kind != "f":
-        raise DTypeError(f"mean() needs a float tensor, got {x.dtype}; pass dtype= or call .float() first")
-    count = 1
-    for d in reduced_dims(x, dim):
-        count *= x.shape[d] if x.dims else 1
-    return x.sum(dim, keepdim) / float(count)
+    need_float(x, "mean")
+    return x.sum(dim, keepdim) / float(count(x, reduced_dims(x, dim)))
+
+
+def var(self: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+    """sum((x - mean)^2) / max(0, N - correction) over ``dim`` (two passes); correction=1 unless
+    ``unbiased=False`` or ``correction=`` says otherwise. ``x.var(False)`` is ``unbiased=False``, as in PyTorch."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError("var()/std() take unbiased= or correction=, not both")
+    c = correction if correction is not None else (0 if unbiased is False else 1)
+    need_float(self, "var")
+    dims = reduced_dims(self, dim)
+    deviation = self - self.mean(dims, keepdim=True)
+    return (deviation * deviation).sum(dims, keepdim) / float(builtins.max(0, count(self, dims) - c))
+
+
+def std(self: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+    """sqrt(var) with var's arguments."""
+    need_float(self, "std")
+    return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def norm(self: Tensor, p: Any = "fro", dim: Dim = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """Vector p-norm over ``dim``: (sum |x|^p)^(1/p); p=inf: max |x|, -inf: min |x|, 0: count of nonzeros, 'fro': p=2."""
+    x = self if dtype is None else self.cast(dtype)
+    need_float(x, "norm")
+    if isinstance(p, str):
+        if p != "fro":
+            raise ValueError(f"norm(): p={p!r} is not supported; use a number, inf, -inf or 'fro'")
+        p = 2.0
+    if p == math.inf:
+        return x.abs().amax(dim, keepdim)
+    if p == -math.inf:
+        return x.abs().amin(dim, keepdim)
+    if p == 0:
+        return (x != 0).sum(dim, keepdim).cast(x.dtype)
+    if x.dims == 0:
+        return PNorm.apply(x.view(1), float(p), (0,)).view(())
+    dims = reduced_dims(x, dim)
+    return drop_dims(PNorm.apply(x, float(p), tuple(dims)), dims, keepdim)
+
+
+def logsumexp(self: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``dim``, computed as m + log(sum(exp(x - m))) with m the (finite) max; an all -inf
+    or empty slice gives -inf. Integer and bool tensors give the default float dtype, as in PyTorch."""
+    x = self if self.dtype.kind == "f" else self.cast(dtypes.get_default_dtype())
+    if x.dims == 0:
+        return logsumexp(x.view(1), dim, keepdim).view(())
+    dims = reduced_dims(x, dim)
+    if x.numel() == 0:
+        shift = x._lift(0.0)
+    else:
+        m = x.detach().amax(dims, keepdim=True)
+        shift = F.Where.apply(m._map("isinf", dtype=dtypes.bool_), x._lift(0.0), m)
+    return drop_dims((x - shift).exp().sum(dims, keepdim=True).log() + shift, dims, keepdim)
+
+
+# --- extremes ---
 
 
 def amax(self: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    """Largest value over ``dim``; tied maxima share the gradient evenly."""
-    if self.numel() == 0:
-        raise ShapeError(f"amax() of an empty tensor of shape {self.shape}")
+    """Largest value over ``dim`` (NaN if any is NaN); tied maxima share the gradient evenly."""
+    check_nonempty(self, reduced_dims(self, dim), "amax")
     return reduce_with(self, F.Max, dim, keepdim)
 
 
 def amin(self: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
-    """Smallest value over ``dim``; tied minima share the gradient evenly."""
-    if self.numel() == 0:
-        raise ShapeError(f"amin() of an empty tensor of shape {self.shape}")
-    if self.dtype.kind == "b":
-        return self.logical_not().amax(dim, keepdim).logical_not()
-    return -((-self).amax(dim, keepdim))
+    """Smallest value over ``dim`` (NaN if any is NaN); tied minima share the gradient evenly."""
+    check_nonempty(self, reduced_dims(self, dim), "amin")
+    return reduce_with(self, Min, dim, keepdim)
+
+
+def extreme(x: Tensor, dim: Any, keepdim: bool, op: str) -> Any:
+    """max/min in PyTorch's three forms (see :func:`max`)."""
+    from .tensor import Tensor
+
+    if isinstance(dim, Tensor):
+        return x.maximum(dim) if op == "max" else x.minimum(dim)
+    if dim is None:
+        if x.numel() == 0:
+            raise EmptyReductionError(f"{op}() of an empty tensor (shape {x.shape}): give a dim, or check the size")
+        return x.amax() if op == "max" else x.amin()
+    if not isinstance(dim, int):
+        raise TypeError(f"{op}() takes one int dim, got {dim!r}; use a{op}() to reduce several dims")
+    source = at_least_1d(x)
+    d = normalize_dim(dim, source.dims)
+    check_nonempty(source, [d], op)
+    return like(x, select(source, d, arg_extreme(source, d, op), keepdim or x.dims == 0))
+
+
+def max(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """``max()``: the largest value (0-d; gradient shared among ties); ``max(dim, keepdim)``: (values, indices) with the
+    first index of each max (NaN wins; gradient to that index only); ``max(other)``: element-wise maximum."""
+    return extreme(self, dim, keepdim, "max")
+
+
+def min(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """``min()``, ``min(dim, keepdim)`` -> (values, indices), ``min(other)``: as :func:`max`, for the smallest."""
+    return extreme(self, dim, keepdim, "min")
+
+
+def arg(x: Tensor, dim: int | None, keepdim: bool, op: str) -> Tensor:
+    """argmax/argmin (see :func:`argmax`)."""
+    name = f"arg{op}"
+    if x.dtype.kind == "b":
+        raise DTypeError(f"{name}() does not support bool tensors (shape {x.shape}); cast with .long() first")
+    if dim is None:
+        if x.numel() == 0:
+            raise EmptyReductionError(f"{name}() of an empty tensor (shape {x.shape}): give a dim, or check the size")
+        return arg_extreme(flat(x), 0, op).view(*([1] * x.dims if keepdim else []))
+    source = at_least_1d(x)
+    d = normalize_dim(dim, source.dims)
+    check_nonempty(source, [d], name)
+    index = arg_extreme(source, d, op)
+    return index.view(()) if x.dims == 0 else drop_dims(index, [d], keepdim)
+
+
+def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """int64 index of the first max along ``dim`` (of the flattened tensor when None); a NaN counts as the max."""
+    return arg(self, dim, keepdim, "max")
+
+
+def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """int64 index of the first min along ``dim`` (of the flattened tensor when None); a NaN counts as the min."""
+    return arg(self, dim, keepdim, "min")
+
+
+# --- logic ---
 
 
 def all(self: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element over ``dim`` is nonzero (True for an empty tensor)."""
-    return (self == 0).any(dim, keepdim).logical_not()
+    return (self == 0).any(dim, keepdim)._map("logical_not")
 
 
 def any(self: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    """True where some element over ``dim`` is nonzero (False for an empty tensor)."""
-    nonzero = (self != 0).cast(dtypes.int64)
-    if nonzero.dims == 0:
-        return nonzero.cast(dtypes.bool_)
-    return reduce_with(nonzero, F.Sum, dim, keepdim).cast(dtypes.bool_)
+    """True where some element over ``dim`` is nonzero (False for an empty tensor); ``dim=()`` reduces nothing."""
+    nonzero = self != 0
+    if dim == ():
+        return nonzero
+    return reduce_with(nonzero.cast(dtypes.int64), F.Sum, dim, keepdim).cast(dtypes.bool_)
+
+
+def count_nonzero(self: Tensor, dim: Dim = None) -> Tensor:
+    """int64 number of nonzero elements over ``dim``."""
+    return (self != 0).sum(dim)
+
+
+# --- scans ---
+
+
+def cumsum(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Inclusive prefix sum along ``dim``; integers and bools give int64."""
+    return scan_with(int64_if_integral(self, dtype), Cumsum, dim)
+
+
+def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Inclusive prefix product along ``dim``; integers and bools give int64; exact gradients with zeros."""
+    return scan_with(int64_if_integral(self, dtype), Cumprod, dim)
+
+
+def scan_with(x: Tensor, fn: type[F.TensorFunction], dim: int) -> Tensor:
+    """Apply the scan Function ``fn`` along ``dim``."""
+    d = normalize_dim(dim, builtins.max(x.dims, 1))
+    return fn.apply(at_least_1d(x), d).view(*x.shape)
+
+
+# --- sorting and selection ---
+
+
+def sort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> ValuesIndices:
+    """(values, indices) sorted along ``dim``; always stable (equal values keep their order), NaN above every number."""
+    x = at_least_1d(self)
+    d = normalize_dim(dim, x.dims)
+    return like(self, select(x, d, sort_indices(x, d, descending), True))
+
+
+def argsort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    """The int64 indices of :func:`sort`."""
+    return self.sort(dim, descending, stable=stable).indices
+
+
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
+    """(values, indices) of the k largest (smallest if not ``largest``) along ``dim``, in sorted order (NaN is largest)."""
+    x = at_least_1d(self)
+    d = normalize_dim(dim, x.dims)
+    if not 0 <= k <= x.shape[d]:
+        raise IndexOutOfRangeError(f"topk(): k={k} is out of range for dim {dim} of size {x.shape[d]} (shape {self.shape})")
+    first_k = (slice(None),) * d + (slice(0, k if self.dims else 1),)  # a 0-d tensor is its own topk, as in PyTorch
+    return like(self, select(x, d, sort_indices(x, d, largest)[first_k].contiguous(), True))
+
+
+def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """Lower median (element (n-1)//2 of the sorted slice; NaN if the slice holds one, with the first NaN's index).
+    ``median()`` is a 0-d value (nan when empty); ``median(dim, keepdim)`` is (values, indices)."""
+    if dim is None:
+        if self.numel() == 0:
+            return self._lift(math.nan, dtypes.float_result(self.dtype)).view(())
+        return median_along(flat(self), 0, False).values
+    x = at_least_1d(self)
+    d = normalize_dim(dim, x.dims)
+    check_nonempty(x, [d], "median")
+    return like(self, median_along(x, d, keepdim or self.dims == 0))
+
+
+def median_along(x: Tensor, dim: int, keepdim: bool) -> ValuesIndices:
+    n = x.shape[dim]
+    nans = x._zip("ne", x, dtype=dtypes.int64)._reduce("sum", dim)
+    rank = F.Where.apply(nans > 0, n - nans, x._lift((n - 1) // 2, dtypes.int64))
+    return select(x, dim, gather_raw(sort_indices(x, dim, False), dim, rank), keepdim)
 
 
 class ReduceMethods:
-    """Reduction methods of Tensor."""
+    """Reduction, scan and sorting methods of Tensor."""
 
     sum = sum
+    prod = prod
     mean = mean
+    var = var
+    std = std
+    norm = norm
+    logsumexp = logsumexp
     amax = amax
     amin = amin
-    max = amax
-    min = amin
+    max = max
+    min = min
+    argmax = argmax
+    argmin = argmin
     all = all
     any = any
+    count_nonzero = count_nonzero
+    cumsum = cumsum
+    cumprod = cumprod
+    sort = sort
+    argsort = argsort
+    topk = topk
+    median = median
 
 
-__all__ = ["sum", "mean", "amax", "amin", "all", "any"]
+__all__ = [
+    "sum", "prod", "mean", "var", "std", "norm", "logsumexp", "amax", "amin", "max", "min", "argmax", "argmin",
+    "all", "any", "count_nonzero", "cumsum", "cumprod", "sort", "argsort", "topk", "median",
+]
