@@ -315,9 +315,14 @@ def remainder(x: float, y: float) -> float:
 
 def fmod(x: float, y: float) -> float:
     """C's fmod: the remainder of x / y truncated toward zero (sign of x; nan for y == 0)"""
-    if y == 0 or x - x != 0.0:
+    if y == 0 or x != x or y != y or x - x != 0.0:
         return math.nan
-    return math.fmod(x, y)
+    if y - y != 0.0:  # |y| is infinite
+        return x
+    r = x % y  # Python's remainder has the sign of y; move it to the sign of x
+    if r != 0 and (r < 0) != (x < 0):
+        r -= y
+    return r
 
 
 def atan2(x: float, y: float) -> float:

@@ -2,13 +2,17 @@
 
 Inputs come in any layout (permuted storage, broadcast views) and outputs may be strided views
 (permuted, or spaced out with untouched gaps). Every op name is checked; dtypes cover float32,
-float64 and a different out dtype. Large shapes are checked against NumPy only.
+float64, int32, int64, bool and a different out dtype, with exact int64 arithmetic when every input
+is an integer. where/gather/scatter_add/scan/sort are checked on shapes with zero-size dims. Large
+shapes are checked against NumPy only. The codegen's input validation and its distrust of files
+found in the cache directory are checked too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +22,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from minitensor import operators
+from minitensor.backends import fast_codegen
+from minitensor.backends.base import strided_view
 from minitensor.backends.fast import FastBackend, coalesce, matrix_layout
 from minitensor.backends.fast import backend as fast
-from minitensor.backends.fast_codegen import generate_source
+from minitensor.backends.fast_codegen import generate_source, kernel_module, module_stem
 from minitensor.backends.simple import backend as simple
 from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from minitensor.tensor_data import TensorData
@@ -28,6 +35,10 @@ from minitensor.tensor_data import TensorData
 SENTINEL = 12345.0
 OUT_KINDS = ("contiguous", "permuted", "spaced")
 fast_no_blas = FastBackend(use_blas=False)
+INTEGER_ONLY = frozenset(op for op in (*UNARY_OPS, *BINARY_OPS) if op.startswith("bitwise_"))
+"""Ops defined for integer compute only (their float kernels are never requested)."""
+FLOAT_UNARY = sorted(set(UNARY_OPS) - INTEGER_ONLY)
+FLOAT_BINARY = sorted(set(BINARY_OPS) - INTEGER_ONLY)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -54,13 +65,17 @@ def make_out(shape: tuple[int, ...], dtype: np.dtype, kind: str) -> TensorData:
 def check_gaps(out: TensorData) -> None:
     """Storage not covered by a spaced output must be untouched."""
     if out.size and out.storage.size > out.size:
-        assert np.all(out.storage[1::2] == SENTINEL)
+        assert np.all(out.storage[1::2] == np.array(SENTINEL).astype(out.dtype))
 
 
 def assert_same(fast_out: TensorData, ref: np.ndarray) -> None:
     got = fast.to_numpy(fast_out)
-    rtol = 1e-5 if fast_out.dtype == np.float32 else 1e-10
-    np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol, equal_nan=True)
+    assert got.dtype == fast_out.dtype and got.shape == np.shape(ref)
+    if fast_out.dtype.kind in "iub":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        rtol = 1e-5 if fast_out.dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol, equal_nan=True)
     check_gaps(fast_out)
 
 
@@ -72,7 +87,8 @@ def twin_outs(shape: tuple[int, ...], dtype: np.dtype, kind: str) -> tuple[Tenso
 def arrays(draw: st.DrawFn, shape: tuple[int, ...], dtype: np.dtype = np.float64) -> TensorData:
     """Values with repeats and zeros (for eq/lt/div), stored in a random dim order."""
     seed = draw(st.integers(0, 2**31 - 1))
-    values = np.asarray(np.round(np.random.default_rng(seed).standard_normal(shape) * 2, 1), dtype=dtype)
+    floats = np.round(np.random.default_rng(seed).standard_normal(shape) * 2, 1)
+    values = floats > 0 if np.dtype(dtype) == np.bool_ else np.asarray(floats, dtype=dtype)
     order = tuple(draw(st.permutations(range(len(shape)))))
     return laid_out(values, order)
 
@@ -91,7 +107,7 @@ def broadcast_of(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
 # --- map / zip / reduce / matmul against simple -------------------------------------------------
 
 
-@given(data=st.data(), op=st.sampled_from(sorted(UNARY_OPS)), shape=shapes, kind=st.sampled_from(OUT_KINDS))
+@given(data=st.data(), op=st.sampled_from(FLOAT_UNARY), shape=shapes, kind=st.sampled_from(OUT_KINDS))
 def test_map_matches_simple(data: st.DataObject, op: str, shape: tuple[int, ...], kind: str) -> None:
     a = data.draw(arrays(data.draw(broadcast_of(shape))))
     out, ref = twin_outs(shape, np.float64, kind)
@@ -100,7 +116,7 @@ def test_map_matches_simple(data: st.DataObject, op: str, shape: tuple[int, ...]
     assert_same(out, simple.to_numpy(ref))
 
 
-@given(data=st.data(), op=st.sampled_from(sorted(BINARY_OPS)), shape=shapes, kind=st.sampled_from(OUT_KINDS))
+@given(data=st.data(), op=st.sampled_from(FLOAT_BINARY), shape=shapes, kind=st.sampled_from(OUT_KINDS))
 def test_zip_matches_simple(data: st.DataObject, op: str, shape: tuple[int, ...], kind: str) -> None:
     a = data.draw(arrays(data.draw(broadcast_of(shape))))
     b = data.draw(arrays(data.draw(broadcast_of(shape))))
@@ -148,7 +164,7 @@ def test_matmul_matches_simple(operands: tuple[TensorData, TensorData, tuple[int
 # --- every op name, float32 and mixed dtypes ------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", sorted(UNARY_OPS))
+@pytest.mark.parametrize("op", FLOAT_UNARY)
 def test_every_unary_op(op: str) -> None:
     x = np.round(np.linspace(-3, 3, 60), 1).reshape(3, 4, 5)
     for a, kind in ((laid_out(x, (0, 1, 2)), "contiguous"), (laid_out(x, (2, 0, 1)), "spaced")):
@@ -158,7 +174,7 @@ def test_every_unary_op(op: str) -> None:
         assert_same(out, simple.to_numpy(ref))
 
 
-@pytest.mark.parametrize("op", sorted(BINARY_OPS))
+@pytest.mark.parametrize("op", FLOAT_BINARY)
 def test_every_binary_op(op: str) -> None:
     x = np.round(np.linspace(-3, 3, 60), 1).reshape(3, 4, 5)
     y = np.round(np.linspace(2, -2, 20), 1).reshape(4, 5)
@@ -335,7 +351,11 @@ def test_matrix_layout() -> None:
 
 def test_generated_source_sets_the_op() -> None:
     source = generate_source("zip", "pow")
-    assert 'BINARY = "pow"' in source and 'UNARY = "id"' in source
+    assert 'BINARY = "pow"' in source and 'UNARY = "id"' in source and 'COMPUTE = "float64"' in source
+    source = generate_source("reduce", "max", "int64")
+    assert 'REDUCE = "max"' in source and 'COMPUTE = "int64"' in source
+    assert module_stem("map", "exp") == "map_exp_f" and module_stem("map", "neg", "int64") == "map_neg_i"
+    assert module_stem("matmul", "", "int64") == "matmul_i" and module_stem("extra") == "extra"
 
 
 WARM_SCRIPT = """
@@ -372,3 +392,391 @@ def test_big_batched_matmul_with_transposed_operand() -> None:
     out = fast.empty((2, 200, 90), np.float64)
     fast.matmul(fast.from_numpy(x), fast.from_numpy(y).permute(0, 2, 1), out)
     np.testing.assert_allclose(fast.to_numpy(out), x @ y.transpose(0, 2, 1), rtol=1e-10, atol=1e-10)
+
+
+# --- integer and bool storage: int64 compute when every input is an integer ------------------------
+
+I64, I32, BOOL, F32, F64 = (np.dtype(t) for t in (np.int64, np.int32, np.bool_, np.float32, np.float64))
+# (op, input dtype(s), out dtype). Every (op, dtypes) is one Numba compile on a cold cache, which
+# dominates this file's run time: the cases are few, and the exactness tests reuse their dtypes.
+INT_MAP_CASES = [
+    ("id", BOOL, F32),
+    ("neg", I64, I64),
+    ("abs", I32, I64),
+    ("bitwise_not", I64, I64),
+    ("logical_not", BOOL, BOOL),
+    ("exp", I32, F64),
+]
+INT_ZIP_CASES = [
+    ("add", I64, I64, I64),
+    ("sub", I64, I64, I64),
+    ("max", I64, I64, I64),
+    ("min", I64, I64, I64),
+    ("mul", BOOL, I32, I32),
+    ("lt", I64, I32, BOOL),
+    ("floordiv", I64, I64, F64),
+    ("remainder", I32, I64, F64),
+    ("bitwise_xor", I64, I64, I64),
+]
+shapes0 = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)
+ranked_shapes0 = st.lists(st.integers(0, 4), min_size=1, max_size=4).map(tuple)
+
+
+def case_id(case: object) -> str:
+    return "-".join(str(part) for part in case) if isinstance(case, tuple) else str(case)
+
+
+@pytest.mark.parametrize("case", [c for c in INT_MAP_CASES if c[0] in UNARY_OPS], ids=case_id)
+@given(data=st.data(), shape=shapes0, kind=st.sampled_from(OUT_KINDS))
+def test_integer_map_matches_simple(data: st.DataObject, case: tuple, shape: tuple[int, ...], kind: str) -> None:
+    op, in_dtype, out_dtype = case
+    a = data.draw(arrays(data.draw(broadcast_of(shape)), in_dtype))
+    out, ref = twin_outs(shape, out_dtype, kind)
+    fast.map(op, a, out)
+    simple.map(op, a, ref)
+    assert_same(out, simple.to_numpy(ref))
+
+
+@pytest.mark.parametrize("case", [c for c in INT_ZIP_CASES if c[0] in BINARY_OPS], ids=case_id)
+@given(data=st.data(), shape=shapes0, kind=st.sampled_from(OUT_KINDS))
+def test_integer_zip_matches_simple(data: st.DataObject, case: tuple, shape: tuple[int, ...], kind: str) -> None:
+    op, a_dtype, b_dtype, out_dtype = case
+    a = data.draw(arrays(data.draw(broadcast_of(shape)), a_dtype))
+    b = data.draw(arrays(data.draw(broadcast_of(shape)), b_dtype))
+    out, ref = twin_outs(shape, out_dtype, kind)
+    fast.zip(op, a, b, out)
+    simple.zip(op, a, b, ref)
+    assert_same(out, simple.to_numpy(ref))
+
+
+@pytest.mark.parametrize("op", sorted(REDUCE_OPS))
+@given(data=st.data(), shape=nonempty_shapes, kind=st.sampled_from(OUT_KINDS), bools=st.booleans())
+def test_integer_reduce_matches_simple(data: st.DataObject, op: str, shape: tuple[int, ...], kind: str, bools: bool) -> None:
+    a = data.draw(arrays(shape, BOOL if bools and op == "sum" else I64))
+    for dim in range(len(shape)):
+        out, ref = twin_outs(tuple(1 if i == dim else s for i, s in enumerate(shape)), I64, kind)
+        fast.reduce(op, a, dim, out)
+        simple.reduce(op, a, dim, ref)
+        assert_same(out, simple.to_numpy(ref))
+
+
+def int_data(values: list | np.ndarray, dtype: np.dtype = I64) -> TensorData:
+    return fast.from_numpy(np.array(values, dtype=dtype))
+
+
+def test_integer_arithmetic_is_exact() -> None:
+    big = 2**62
+    x = np.array([big + 1, -big - 3, 2**53 + 1, 7], dtype=np.int64)
+    y = np.array([1, -1, 2, -(2**40)], dtype=np.int64)
+    for op, expected in (("add", x + y), ("sub", x - y), ("max", np.maximum(x, y)), ("min", np.minimum(x, y))):
+        out = fast.empty((4,), I64)
+        fast.zip(op, int_data(x), int_data(y), out)
+        np.testing.assert_array_equal(fast.to_numpy(out), expected, err_msg=op)
+    negated = fast.empty((4,), I64)
+    fast.map("neg", int_data(x), negated)
+    np.testing.assert_array_equal(fast.to_numpy(negated), -x)
+    rows = np.array([[big, 1, 1, -3], [2**31 + 1, 2**31 - 1, 1, 1]], dtype=np.int64)
+    for op, fn in (("sum", np.sum), ("max", np.max), ("min", np.min), ("prod", np.prod)):
+        for dim in (0, 1):
+            out = fast.empty((1, 4) if dim == 0 else (2, 1), I64)
+            fast.reduce(op, laid_out(rows, (1, 0)), dim, out)
+            np.testing.assert_array_equal(fast.to_numpy(out), fn(rows, axis=dim, keepdims=True), err_msg=op)
+    scanned = fast.empty((2, 4), I64)
+    fast.scan("sum", int_data(rows), 1, scanned)
+    np.testing.assert_array_equal(fast.to_numpy(scanned), np.cumsum(rows, axis=1))
+
+
+@pytest.mark.parametrize("backend", [fast, fast_no_blas], ids=["blas", "tiled"])
+def test_integer_matmul_is_exact(backend: FastBackend) -> None:
+    a = np.array([[2**40, 1, -3], [3, 4, 2**20]], dtype=np.int64)
+    b = np.array([[2**20 + 1, 0], [1, 1], [5, -(2**30)]], dtype=np.int64)
+    expected = np.array([[int(sum(int(a[i, k]) * int(b[k, j]) for k in range(3))) for j in range(2)] for i in range(2)])
+    out = fast.empty((2, 2), I64)
+    backend.matmul(int_data(a), laid_out(b, (1, 0)), out)
+    np.testing.assert_array_equal(fast.to_numpy(out), expected)
+
+
+def test_long_integer_reduction_is_exact() -> None:
+    x = 2**44 + np.random.default_rng(7).integers(0, 1000, 3 * 2**16)  # float64 partial sums would round
+    out = fast.empty((1,), I64)
+    fast.reduce("sum", int_data(x), 0, out)
+    assert int(fast.to_numpy(out)[0]) == sum(int(v) for v in x)
+
+
+def test_stores_convert_to_bool_and_int() -> None:
+    x = np.array([-1.7, 2.9, -0.2, 0.0, -0.0, np.nan, 3.0])
+    to_bool = fast.empty((7,), BOOL)
+    fast.map("id", fast.from_numpy(x), to_bool)
+    np.testing.assert_array_equal(fast.to_numpy(to_bool), x != 0)  # nonzero (nan too) is True
+    to_int = fast.empty((6,), I32)
+    fast.map("id", fast.from_numpy(x[:6][[0, 1, 2, 3, 4, 0]]), to_int)
+    np.testing.assert_array_equal(fast.to_numpy(to_int), [-1, 2, 0, 0, 0, -1])  # truncation toward zero
+    y = np.array([0.5, 2.9, -0.2, 1.0, np.nan, 3.0])
+    for op, fn in (("lt", np.less), ("ne", np.not_equal)):
+        out = make_out((2, 3), BOOL, "spaced")
+        fast.zip(op, fast.from_numpy(x[:6].reshape(2, 3)), fast.from_numpy(y.reshape(2, 3)), out)
+        assert_same(out, fn(x[:6], y).reshape(2, 3))
+    ints = make_out((2, 3), BOOL, "permuted")
+    fast.zip("lt", int_data(np.arange(6).reshape(2, 3)), int_data([[2], [4]], I32), ints)
+    assert_same(ints, np.arange(6).reshape(2, 3) < [[2], [4]])
+
+
+# --- where / gather / scatter_add / scan / sort -----------------------------------------------------
+
+
+def via_simple(method: str, *args: object) -> bool:
+    """Run the simple backend's ``method`` if it has one (False when it is not implemented)."""
+    try:
+        getattr(simple, method)(*args)
+    except NotImplementedError:
+        return False
+    return True
+
+
+WHERE_CASES = [(BOOL, F64, F64, F64), (BOOL, I64, I64, I64), (F64, I32, I64, F32), (I64, BOOL, BOOL, BOOL)]
+
+
+@pytest.mark.parametrize("dtypes", WHERE_CASES, ids=case_id)
+@given(data=st.data(), shape=shapes0, kind=st.sampled_from(OUT_KINDS))
+def test_where(data: st.DataObject, dtypes: tuple[np.dtype, ...], shape: tuple[int, ...], kind: str) -> None:
+    cond_dtype, a_dtype, b_dtype, out_dtype = dtypes
+    cond, a, b = (data.draw(arrays(data.draw(broadcast_of(shape)), dt)) for dt in (cond_dtype, a_dtype, b_dtype))
+    out, ref = twin_outs(shape, out_dtype, kind)
+    fast.where(cond, a, b, out)
+    c, x, y = (fast.to_numpy(v) for v in (cond, a, b))
+    expected = np.broadcast_to(np.where(c != 0, x, y), shape).astype(out_dtype)
+    assert_same(out, expected)
+    if via_simple("where", cond, a, b, ref):
+        assert_same(out, simple.to_numpy(ref))
+
+
+@st.composite
+def dim_of(draw: st.DrawFn, shape: tuple[int, ...]) -> int:
+    return draw(st.integers(0, len(shape) - 1))
+
+
+def random_order(draw: st.DrawFn, dims: int) -> tuple[int, ...]:
+    return tuple(draw(st.permutations(range(dims))))
+
+
+@pytest.mark.parametrize("dtype", [F64, I64, BOOL], ids=str)
+@given(data=st.data(), shape=ranked_shapes0, kind=st.sampled_from(OUT_KINDS))
+def test_gather(data: st.DataObject, dtype: np.dtype, shape: tuple[int, ...], kind: str) -> None:
+    dim = data.draw(dim_of(shape))
+    a = data.draw(arrays(shape, dtype))
+    picked = data.draw(st.integers(0, 4)) if shape[dim] else 0
+    index_shape = shape[:dim] + (picked,) + shape[dim + 1 :]
+    idx = np.random.default_rng(data.draw(st.integers(0, 99))).integers(0, max(shape[dim], 1), index_shape)
+    index = laid_out(idx, random_order(data.draw, len(shape)))
+    out, ref = twin_outs(index_shape, dtype, kind)
+    fast.gather(a, dim, index, out)
+    assert_same(out, np.take_along_axis(fast.to_numpy(a), idx, dim))
+    if via_simple("gather", a, dim, index, ref):
+        assert_same(out, simple.to_numpy(ref))
+
+
+def scatter_add_reference(start: np.ndarray, src: np.ndarray, dim: int, idx: np.ndarray) -> np.ndarray:
+    expected = start.copy()
+    where = tuple(idx if d == dim else grid for d, grid in enumerate(np.indices(src.shape)))
+    np.add.at(expected, where, src)
+    return expected
+
+
+@pytest.mark.parametrize("dtype", [F64, F32, I64], ids=str)
+@given(data=st.data(), shape=ranked_shapes0, kind=st.sampled_from(OUT_KINDS))
+def test_scatter_add(data: st.DataObject, dtype: np.dtype, shape: tuple[int, ...], kind: str) -> None:
+    dim = data.draw(dim_of(shape))
+    targets = data.draw(st.integers(1, 4)) if shape[dim] else data.draw(st.integers(0, 3))
+    out_shape = shape[:dim] + (targets,) + shape[dim + 1 :]
+    rng = np.random.default_rng(data.draw(st.integers(0, 99)))
+    src = data.draw(arrays(shape, dtype))
+    idx = rng.integers(0, max(targets, 1), shape)
+    index = laid_out(idx, random_order(data.draw, len(shape)))
+    start = np.asarray(rng.integers(-5, 6, out_shape), dtype=dtype)
+    out, ref = twin_outs(out_shape, dtype, kind)
+    for target in (out, ref):
+        strided_view(target, writeable=True)[...] = start
+    fast.scatter_add(src, dim, index, out)
+    assert_same(out, scatter_add_reference(start, fast.to_numpy(src), dim, idx))
+    if via_simple("scatter_add", src, dim, index, ref):
+        assert_same(out, simple.to_numpy(ref))
+
+
+SCAN_REFERENCE = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+SCAN_CASES = [("sum", F64), ("sum", I64), ("sum", BOOL), ("prod", F32), ("max", F64), ("max", I32), ("min", F64)]
+
+
+@pytest.mark.parametrize("op,dtype", SCAN_CASES, ids=case_id)
+@given(data=st.data(), shape=ranked_shapes0, kind=st.sampled_from(OUT_KINDS))
+def test_scan(data: st.DataObject, op: str, dtype: np.dtype, shape: tuple[int, ...], kind: str) -> None:
+    dim = data.draw(dim_of(shape))
+    a = data.draw(arrays(shape, dtype))
+    integer = dtype.kind in "iub"
+    out_dtype = I64 if integer else dtype
+    out, ref = twin_outs(shape, out_dtype, kind)
+    fast.scan(op, a, dim, out)
+    values = fast.to_numpy(a).astype(I64 if integer else F64)
+    assert_same(out, SCAN_REFERENCE[op](values, axis=dim).astype(out_dtype))
+    if via_simple("scan", op, a, dim, ref):
+        assert_same(out, simple.to_numpy(ref))
+
+
+def sort_reference(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Stable sort with NaN largest; descending keeps ties in order too (a stable sort of the reversed row, reversed)."""
+    moved = np.moveaxis(x, dim, -1)
+    if descending:
+        order = (moved.shape[-1] - 1 - np.argsort(moved[..., ::-1], axis=-1, kind="stable"))[..., ::-1]
+    else:
+        order = np.argsort(moved, axis=-1, kind="stable")
+    values = np.take_along_axis(moved, order, -1)
+    return np.moveaxis(values, -1, dim), np.moveaxis(order, -1, dim)
+
+
+def sortable(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """Values with many ties, and for floats NaNs and both zeros."""
+    values = rng.integers(-3, 4, shape).astype(F64)
+    if dtype.kind == "f":
+        values[rng.random(shape) < 0.15] = np.nan
+        values[values == 0] = np.where(rng.random(shape) < 0.5, -0.0, 0.0)[values == 0]
+    return values > 0 if dtype == BOOL else values.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [F64, F32, I64, BOOL], ids=str)
+@given(data=st.data(), shape=ranked_shapes0, descending=st.booleans(), kind=st.sampled_from(OUT_KINDS))
+def test_sort(data: st.DataObject, dtype: np.dtype, shape: tuple[int, ...], descending: bool, kind: str) -> None:
+    dim = data.draw(dim_of(shape))
+    if data.draw(st.booleans()):
+        shape = shape[:dim] + (data.draw(st.integers(0, 40)),) + shape[dim + 1 :]  # rows long enough to merge
+    x = sortable(np.random.default_rng(data.draw(st.integers(0, 99))), shape, dtype)
+    a = laid_out(x, random_order(data.draw, len(shape)))
+    values, indices = make_out(shape, dtype, kind), make_out(shape, I64, data.draw(st.sampled_from(OUT_KINDS)))
+    fast.sort(a, dim, descending, values, indices)
+    expected_values, expected_indices = sort_reference(x, dim, descending)
+    assert_same(indices, expected_indices)
+    assert_same(values, expected_values)
+    if dtype.kind == "f":  # -0.0 and 0.0 are equal but must stay where the stable order puts them
+        np.testing.assert_array_equal(np.signbit(fast.to_numpy(values)), np.signbit(expected_values))
+    ref_values, ref_indices = make_out(shape, dtype, "contiguous"), make_out(shape, I64, "contiguous")
+    if via_simple("sort", a, dim, descending, ref_values, ref_indices):
+        np.testing.assert_array_equal(fast.to_numpy(indices), simple.to_numpy(ref_indices))
+
+
+def test_new_kernels_on_zero_size_and_0d() -> None:
+    empty_rows = fast.from_numpy(np.zeros((3, 0)))
+    for dim in (0, 1):
+        fast.scan("sum", empty_rows, dim, fast.empty((3, 0), F64))
+        fast.sort(empty_rows, dim, True, fast.empty((3, 0), F64), fast.empty((3, 0), I64))
+    a = fast.from_numpy(np.arange(6.0).reshape(2, 3))
+    fast.gather(a, 1, fast.from_numpy(np.zeros((2, 0), np.int64)), fast.empty((2, 0), F64))
+    untouched = fast.from_numpy(np.ones((2, 3)))
+    fast.scatter_add(fast.from_numpy(np.zeros((2, 0))), 1, fast.from_numpy(np.zeros((2, 0), np.int64)), untouched)
+    np.testing.assert_array_equal(fast.to_numpy(untouched), np.ones((2, 3)))
+    fast.where(fast.from_numpy(np.zeros((0, 3), bool)), a, a, fast.empty((0, 3), F64))
+    scalar = fast.from_numpy(np.array(2.5))
+    out, indices = fast.empty((), F64), fast.empty((), I64)
+    fast.sort(scalar, 0, False, out, indices)
+    assert fast.to_numpy(out) == 2.5 and fast.to_numpy(indices) == 0
+    fast.scan("prod", scalar, -1, out)
+    assert fast.to_numpy(out) == 2.5
+    fast.gather(scalar, 0, fast.from_numpy(np.array(0)), out)
+    assert fast.to_numpy(out) == 2.5
+    fast.scatter_add(scalar, 0, fast.from_numpy(np.array(0)), out)
+    assert fast.to_numpy(out) == 5.0
+    fast.where(fast.from_numpy(np.array(False)), scalar, fast.from_numpy(np.array(-1.0)), out)
+    assert fast.to_numpy(out) == -1.0
+
+
+def test_large_new_kernels_against_numpy() -> None:
+    """Sizes above the serial threshold, so the kernels run their parallel loops."""
+    rng = np.random.default_rng(8)
+    x = sortable(rng, (300, 257), F64)
+    for order in ((0, 1), (1, 0)):
+        source = laid_out(x, order)
+        for dim in (0, 1):
+            for descending in (False, True):
+                values, indices = make_out(x.shape, F64, "permuted"), fast.empty(x.shape, I64)
+                fast.sort(source, dim, descending, values, indices)
+                expected_values, expected_indices = sort_reference(x, dim, descending)
+                np.testing.assert_array_equal(fast.to_numpy(indices), expected_indices)
+                np.testing.assert_array_equal(fast.to_numpy(values), expected_values)
+            for op in ("sum", "max"):
+                scanned = fast.empty(x.shape, F64)
+                fast.scan(op, source, dim, scanned)
+                np.testing.assert_allclose(fast.to_numpy(scanned), SCAN_REFERENCE[op](x, axis=dim), rtol=1e-12, equal_nan=True)
+    chosen = fast.empty(x.shape, F64)
+    fast.where(fast.from_numpy(x > 0), laid_out(x, (1, 0)), fast.from_numpy(np.full(257, -9.0)), chosen)
+    np.testing.assert_array_equal(fast.to_numpy(chosen), np.where(x > 0, x, -9.0))
+    idx = rng.integers(0, 257, (300, 400))
+    gathered = fast.empty((300, 400), F64)
+    fast.gather(laid_out(x, (1, 0)), 1, laid_out(idx, (1, 0)), gathered)
+    np.testing.assert_array_equal(fast.to_numpy(gathered), np.take_along_axis(x, idx, 1))
+    # Many repeated targets per row, rows spread over threads: integer counts show any lost update.
+    for dim, shape in ((1, (64, 2000)), (0, (2000, 64))):
+        idx = rng.integers(0, 5, shape)
+        counts = fast.zeros((64, 5) if dim == 1 else (5, 64), I64)
+        fast.scatter_add(fast.from_numpy(np.ones(shape, np.int64)), dim, fast.from_numpy(idx), counts)
+        np.testing.assert_array_equal(
+            fast.to_numpy(counts), scatter_add_reference(np.zeros(counts.shape, np.int64), np.ones(shape, np.int64), dim, idx)
+        )
+
+
+# --- codegen: validation and untrusted cache files ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "family,op,compute",
+    [
+        ("map", "nope", "float64"),
+        ("map", 'id"\nimport os\nX = "', "float64"),
+        ("zip", "neg", "float64"),  # a unary op is not a binary one
+        ("reduce", "add", "float64"),
+        ("bogus", "", "float64"),
+        ("../map", "id", "float64"),
+        ("matmul", "add", "float64"),
+        ("map", "id", "int8"),
+        ("map", "id", 'float64"\nimport os'),
+        ("extra", "", "int64"),
+        ("map", ["id"], "float64"),
+    ],
+)
+def test_codegen_rejects_unknown_names(family: str, op: str, compute: str) -> None:
+    for fn in (generate_source, module_stem, kernel_module):
+        with pytest.raises(ValueError):
+            fn(family, op, compute)
+
+
+def test_codegen_rejects_an_op_name_that_is_not_an_identifier(monkeypatch: pytest.MonkeyPatch) -> None:
+    evil = 'id"\nimport os\nUNARY = "id'
+    monkeypatch.setitem(UNARY_OPS, evil, operators.id)
+    with pytest.raises(ValueError):
+        generate_source("map", evil)
+
+
+def test_planted_or_empty_cache_files_are_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fast_codegen, "_directory", tmp_path)
+    monkeypatch.setattr(fast_codegen, "_modules", {})
+    marker = tmp_path / "planted-code-ran"
+    (tmp_path / "map_neg_f.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + generate_source("map", "neg"))
+    (tmp_path / "zip_add_f.py").write_text("")
+    x = fast.from_numpy(np.arange(4.0))
+    out = fast.empty((4,), F64)
+    fast.map("neg", x, out)  # compiled afresh from the rewritten file
+    np.testing.assert_array_equal(fast.to_numpy(out), -np.arange(4.0))
+    assert callable(kernel_module("zip", "add").zip_kernel)  # imported only: no second compile
+    assert not marker.exists()
+    assert (tmp_path / "map_neg_f.py").read_text() == generate_source("map", "neg")
+    assert (tmp_path / "zip_add_f.py").read_text() == generate_source("zip", "add")
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_cache_directory_must_be_private(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    assert fast_codegen._private(shared)  # ours: group/other write access is dropped
+    assert stat.S_IMODE(shared.stat().st_mode) & 0o022 == 0
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, 65534, 65534)
+        assert not fast_codegen._private(theirs)

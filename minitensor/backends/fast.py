@@ -3,8 +3,12 @@
 Python code here only plans a call: it broadcasts inputs to the output shape (``TensorData.expand``),
 drops size-1 dims, orders and merges dims so the innermost loop is as long and as contiguous as
 possible, and picks a kernel. The kernels (template :mod:`minitensor.backends.fast_kernels`,
-instantiated per op by :mod:`minitensor.backends.fast_codegen`) are compiled lazily per
-(op, dtypes) on first use and cached on disk, so later processes load them instead of compiling.
+instantiated per op and compute type by :mod:`minitensor.backends.fast_codegen`, and the op-free
+:mod:`minitensor.backends.fast_extra_kernels`) are compiled lazily per (op, dtypes) on first use
+and cached on disk, so later processes load them instead of compiling.
+
+Values are read as int64 when every input of a map, zip, reduce, scan or matmul is an integer or
+bool tensor (exact integer arithmetic), else as float64, and converted on store to ``out``'s dtype.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numba  # noqa: E402
 import numpy as np
 
-from ..operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from ..operators import BINARY_OPS, INTEGER_KINDS, REDUCE_OPS, UNARY_OPS
 from ..tensor_data import TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import kernel_module
@@ -56,6 +60,7 @@ def coalesce(dims: Dims, operands: int) -> tuple[np.ndarray, np.ndarray]:
 LAYOUT_CACHE_SIZE = 512
 _layouts: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 _reduce_plans: dict[tuple, tuple[str, tuple]] = {}
+_row_plans: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 
 
 def cached(table: dict, key: tuple, make: Callable[[], Any]) -> Any:
@@ -118,6 +123,22 @@ def make_reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tup
     return "reduce_inner", (shape, strides, length, stride, n_chunks, per_chunk)
 
 
+def row_plan(shape: tuple[int, ...], dim: int, operands: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Rows along ``dim``: the coalesced other dims of ``shape`` (one strides row per operand) and their chunking.
+
+    Operands share ``shape`` except along ``dim``; the last operand's most contiguous dim goes innermost.
+    Chunks hold at least 16k elements of work (rows times the row length). Cached like ``planned_layout``.
+    """
+
+    def make() -> tuple[np.ndarray, np.ndarray, int, int]:
+        dims = [(size, [x.strides[i] for x in operands]) for i, size in enumerate(shape) if i != dim and size != 1]
+        dims.sort(key=lambda d: -abs(d[1][-1]))
+        rows, strides = coalesce(dims, len(operands))
+        return (rows, strides, *chunking(rows, min_chunk=max(1, 16384 // max(shape[dim], 1))))
+
+    return cached(_row_plans, (shape, dim, *[x.strides for x in operands]), make)
+
+
 def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -> tuple[int, int]:
     """(number of chunks, elements per chunk) for a parallel loop over the elements of ``shape``."""
     total = math.prod(shape.tolist())
@@ -166,6 +187,16 @@ def thread_controls() -> tuple[Callable[[], int], Callable[[int], None]]:
         return numba.get_num_threads, numba.set_num_threads
 
 
+def compute_type(*inputs: TensorData) -> str:
+    """The compute type: int64 when every input holds integers or bools (exact arithmetic), else float64."""
+    return "int64" if all(x.dtype.kind in INTEGER_KINDS for x in inputs) else "float64"
+
+
+def lift_scalar(data: TensorData) -> TensorData:
+    """A 0-d tensor as shape (1,) over the same element (row kernels need a dim); others unchanged."""
+    return TensorData(data.storage, (1,), (0,)) if data.dims == 0 else data
+
+
 def check_op(op: str, ops: dict) -> None:
     """Raise KeyError for an op name that is not in ``ops`` (before any kernel module is generated)."""
     if op not in ops:
@@ -189,13 +220,14 @@ class FastBackend(HostBackend):
         check_op(op, UNARY_OPS)
         if out.size == 0:
             return
-        launch(out.size, kernel_module("map", op).map_kernel, a.storage, out.storage, *planned_layout(out, [a]))
+        kernel = kernel_module("map", op, compute_type(a)).map_kernel
+        launch(out.size, kernel, a.storage, out.storage, *planned_layout(out, [a]))
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
         check_op(op, BINARY_OPS)
         if out.size == 0:
             return
-        kernel = kernel_module("zip", op).zip_kernel
+        kernel = kernel_module("zip", op, compute_type(a, b)).zip_kernel
         launch(out.size, kernel, a.storage, b.storage, out.storage, *planned_layout(out, [a, b]))
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
@@ -209,7 +241,7 @@ class FastBackend(HostBackend):
             self._reduce_split(op, a, dim, out, parts)
             return
         kernel, plan = reduce_plan(a, dim, out)
-        launch(a.size, getattr(kernel_module("reduce", op), kernel), a.storage, out.storage, *plan)
+        launch(a.size, getattr(kernel_module("reduce", op, compute_type(a)), kernel), a.storage, out.storage, *plan)
 
     def _reduce_split(self, op: str, a: TensorData, dim: int, out: TensorData, parts: int) -> None:
         """Long fold into few outputs: fold ``parts`` slices of ``dim`` in parallel, then fold the partials."""
@@ -219,7 +251,7 @@ class FastBackend(HostBackend):
             a.shape[:dim] + (parts, length // parts) + a.shape[dim + 1 :],
             a.strides[:dim] + (stride * (length // parts), stride) + a.strides[dim + 1 :],
         )
-        partial = self.empty(out.shape[:dim] + (parts, 1) + out.shape[dim + 1 :], np.dtype(np.float64))
+        partial = self.empty(out.shape[:dim] + (parts, 1) + out.shape[dim + 1 :], np.dtype(compute_type(a)))
         self.reduce(op, split, dim + 1, partial)
         self.reduce(op, TensorData(partial.storage, out.shape[:dim] + (parts,) + out.shape[dim + 1 :]), dim, out)
 
@@ -243,7 +275,66 @@ class FastBackend(HostBackend):
             mat_strides = np.array([out.strides[-2:], a.strides[-2:], b.strides[-2:]], dtype=np.int64)
             work = out.size * k
             args = (a.storage, b.storage, out.storage, batch_shape, batch_strides, mat_strides, m, k, n, 32, 256)
-            launch(work, kernel_module("matmul").matmul_tiled, *args)
+            launch(work, kernel_module("matmul", "", compute_type(a, b)).matmul_tiled, *args)
+
+    # --- kernels beyond the four ---
+
+    def where(self, cond: TensorData, a: TensorData, b: TensorData, out: TensorData) -> None:
+        """Element-wise like zip (cond read as nonzero); values are copied, converted only on store."""
+        if out.size == 0:
+            return
+        kernel = kernel_module("extra").where_kernel
+        launch(out.size, kernel, cond.storage, a.storage, b.storage, out.storage, *planned_layout(out, [cond, a, b]))
+
+    def gather(self, a: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
+        """Parallel over out's elements: out and index walked like an element-wise op, a offset by index * stride."""
+        if out.size == 0:
+            return
+        a, index, out = lift_scalar(a), lift_scalar(index), lift_scalar(out)
+        dim = normalize_dim(dim, out.dims)
+        # a seen with out's shape and no step along dim: the kernel adds index * stride itself.
+        a_rest = TensorData(a.storage, out.shape, a.strides[:dim] + (0,) + a.strides[dim + 1 :])
+        args = (a.storage, index.storage, out.storage, *planned_layout(out, [index, a_rest]), a.strides[dim])
+        launch(out.size, kernel_module("extra").gather_kernel, *args)
+
+    def scatter_add(self, src: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
+        """Parallel over the positions off ``dim``, serial along it, so no two threads add into one element.
+
+        Adds are exact int64 for an integer/bool ``out``, float64 (rounded on store) otherwise.
+        """
+        if src.size == 0:
+            return
+        src, index, out = lift_scalar(src), lift_scalar(index), lift_scalar(out)
+        dim = normalize_dim(dim, src.dims)
+        rows, strides, n_chunks, per_chunk = row_plan(src.shape, dim, [out, src, index])
+        compute = np.int64 if out.dtype.kind in INTEGER_KINDS else np.float64
+        steps = (src.strides[dim], index.strides[dim], out.strides[dim])
+        args = (src.storage, index.storage, out.storage, rows, strides, src.shape[dim], *steps, n_chunks, per_chunk, compute)
+        launch(src.size, kernel_module("extra").scatter_add_kernel, *args)
+
+    def scan(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
+        """Parallel over rows along ``dim``; each row folds serially from the op's start value (int64 or float64)."""
+        check_op(op, REDUCE_OPS)
+        if out.size == 0:
+            return
+        a, out = lift_scalar(a), lift_scalar(out)
+        dim = normalize_dim(dim, a.dims)
+        rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a])
+        kernel = kernel_module("reduce", op, compute_type(a)).scan_kernel
+        args = (a.storage, out.storage, rows, strides, a.shape[dim], a.strides[dim], out.strides[dim], n_chunks, per_chunk)
+        launch(a.size, kernel, *args)
+
+    def sort(self, a: TensorData, dim: int, descending: bool, values: TensorData, indices: TensorData) -> None:
+        """A stable merge sort of each row along ``dim`` in a's own dtype (exact for int64), rows in parallel."""
+        if a.size == 0:
+            return
+        a, values, indices = lift_scalar(a), lift_scalar(values), lift_scalar(indices)
+        dim = normalize_dim(dim, a.dims)
+        length = a.shape[dim]
+        rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [values, indices, a])
+        steps = (a.strides[dim], values.strides[dim], indices.strides[dim])
+        args = (a.storage, values.storage, indices.storage, rows, strides, length, *steps, n_chunks, per_chunk, bool(descending))
+        launch(a.size * max(1, length.bit_length()), kernel_module("extra").sort_kernel, *args)
 
 
 def matrix_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> str | None:

@@ -1,17 +1,23 @@
 """Per-op kernel modules for the ``fast`` backend, written to disk so Numba's cache works.
 
 Numba only caches module-level functions of real source files (``cache=True``), keyed by the
-file's path and timestamp. So for each (family, op) we copy the template
-:mod:`minitensor.backends.fast_kernels` into ``<cache dir>/<fingerprint>/<family>_<op>.py`` with the
-op name filled in, import it, and let Numba cache the compiled kernels next to it in
-``__pycache__``. The fingerprint hashes everything the compiled code depends on (template,
-operators, the index functions, Numba/NumPy/Python versions), so a change anywhere gets a fresh directory
-instead of stale machine code. Files are only ever created, never rewritten, so their timestamps
-(and with them Numba's cache entries) stay valid; creation is atomic, so concurrent processes
-(pytest-xdist) are safe.
+file's path and timestamp. So for each (family, op, compute type) we copy the template
+:mod:`minitensor.backends.fast_kernels` into ``<cache dir>/<fingerprint>/<family>_<op>_<f|i>.py``
+with the names filled in, import it, and let Numba cache the compiled kernels next to it in
+``__pycache__``. The op-independent kernels (:mod:`minitensor.backends.fast_extra_kernels`) are
+copied the same way, as family "extra". The fingerprint hashes everything the compiled code
+depends on (templates, operators, the index functions, Numba/NumPy/Python versions), so a change
+anywhere gets a fresh directory instead of stale machine code.
+
+Nothing from the cache directory is trusted blindly: family, op and compute type are checked
+against fixed tables before they reach the source text or a file name; a module file whose text
+differs from what :func:`generate_source` makes is atomically replaced (Numba then recompiles, as
+the timestamp changed); the module is executed from the checked text, not re-read; and the
+directory must belong to the current user and not be writable by anyone else. Files are created
+atomically, so concurrent processes (pytest-xdist) are safe.
 
 The cache directory is ``$MINITENSOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/minitensor/kernels``
-(``~/.cache/minitensor/kernels``), else a per-user temp directory when that is not writable.
+(``~/.cache/minitensor/kernels``), else a per-user temp directory when that is not usable.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ import importlib.util
 import inspect
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -32,14 +40,21 @@ import numpy as np
 
 from .. import operators, tensor_data
 
-FAMILY_PLACEHOLDER = {"map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None}
-
-_lock = threading.Lock()
-_modules: dict[tuple[str, str], ModuleType] = {}
-_directory: Path | None = None
-
+FAMILY_PLACEHOLDER: dict[str, str | None] = {"map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None}
+"""Kernel families and the template name each rebinds to its op (None: the family takes no op)."""
+FAMILY_OPS: dict[str, Mapping[str, object]] = {"map": operators.UNARY_OPS, "zip": operators.BINARY_OPS, "reduce": operators.REDUCE_OPS}
+"""The operator table an op of each op-taking family must come from."""
+COMPUTE_TYPES = {"float64": "f", "int64": "i"}
+"""Types the template kernels can read values as, and the file-name suffix of each."""
+DEFAULT_COMPUTE = "float64"
 
 TEMPLATE = Path(__file__).with_name("fast_kernels.py")
+EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_lock = threading.Lock()
+_modules: dict[tuple[str, str, str], ModuleType] = {}
+_directory: Path | None = None
 
 
 def _read(module: ModuleType | Path) -> str:
@@ -51,7 +66,7 @@ def fingerprint() -> str:
     """Hash of everything generated kernels depend on."""
     digest = hashlib.sha256()
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
-    for part in (_read(TEMPLATE), _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
+    for part in (_read(TEMPLATE), _read(EXTRA_TEMPLATE), _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]
@@ -66,75 +81,150 @@ def cache_root() -> Path:
     return Path(base) / "minitensor" / "kernels"
 
 
+def _private(directory: Path) -> bool:
+    """True when ``directory`` is ours and only we can write to it (group/other write bits of our own one are dropped)."""
+    getuid = getattr(os, "getuid", None)
+    info = directory.stat()
+    if getuid is not None:
+        if info.st_uid != getuid():
+            return False
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            os.chmod(directory, stat.S_IMODE(info.st_mode) & ~(stat.S_IWGRP | stat.S_IWOTH))
+    return os.access(directory, os.W_OK)
+
+
 def kernel_directory() -> Path:
     """The fingerprinted directory for this installation, created on first use."""
     global _directory
     if _directory is None:
         name = fingerprint()
-        for root in (cache_root(), Path(tempfile.gettempdir()) / f"minitensor-kernels-{os.getuid()}"):
+        user = getattr(os, "getuid", lambda: "user")()
+        for root in (cache_root(), Path(tempfile.gettempdir()) / f"minitensor-kernels-{user}"):
             try:
                 directory = root / name
-                directory.mkdir(parents=True, exist_ok=True)
-                if os.access(directory, os.W_OK):
+                directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+                if _private(directory):
                     _directory = directory
                     break
             except OSError:
                 continue
         else:
-            raise OSError(f"no writable cache directory for minitensor kernels (tried {cache_root()})")
+            raise OSError(f"no private writable cache directory for minitensor kernels (tried {cache_root()})")
     return _directory
 
 
-def generate_source(family: str, op: str) -> str:
-    """The template's text with the op of ``family`` set to ``op``."""
-    text = _read(TEMPLATE)
-    placeholder = FAMILY_PLACEHOLDER[family]
-    if placeholder is None:
-        return text
-    line = re.compile(rf'^{placeholder} = "[a-z_]+"$', re.MULTILINE)
-    text, count = line.subn(f"{placeholder} = {op!r}".replace("'", '"'), text)
+def validate(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> None:
+    """Raise ValueError unless ``family`` is known, ``op`` is in that family's operator table ("" for
+    families without ops) and ``compute`` is a known compute type (only the default for "extra")."""
+    if not isinstance(family, str) or family not in FAMILY_PLACEHOLDER:
+        raise ValueError(f"unknown kernel family {family!r}; known: {', '.join(FAMILY_PLACEHOLDER)}")
+    if FAMILY_PLACEHOLDER[family] is None:
+        if op != "":
+            raise ValueError(f"kernel family {family!r} takes no op, got {op!r}")
+    elif not isinstance(op, str) or op not in FAMILY_OPS[family] or not _NAME.fullmatch(op):
+        raise ValueError(f"unknown op {op!r} for kernel family {family!r}")
+    if not isinstance(compute, str) or compute not in COMPUTE_TYPES:
+        raise ValueError(f"unknown compute type {compute!r}; known: {', '.join(COMPUTE_TYPES)}")
+    if family == "extra" and compute != DEFAULT_COMPUTE:
+        raise ValueError("the extra kernels take their types from their arguments; they have no compute type")
+
+
+def _rebind(text: str, name: str, value: str) -> str:
+    """``text`` with its one line ``name = "..."`` set to ``value`` (already validated)."""
+    line = re.compile(rf'^{name} = "[A-Za-z0-9_]+"$', re.MULTILINE)
+    text, count = line.subn(lambda _: f'{name} = "{value}"', text)
     if count != 1:
-        raise RuntimeError(f"template has no line for {placeholder}")
+        raise RuntimeError(f"template has no line for {name}")
     return text
 
 
-def _write_once(path: Path, text: str) -> None:
-    """Create ``path`` with ``text`` unless it exists; never rewrite it (its timestamp keys Numba's cache)."""
-    if path.exists():
+def generate_source(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> str:
+    """The source of the kernel module for ``op`` of ``family`` reading values as ``compute``.
+
+    Raises ValueError for anything :func:`validate` rejects, so no caller can put other text in.
+    """
+    validate(family, op, compute)
+    if family == "extra":
+        return _read(EXTRA_TEMPLATE)
+    text = _rebind(_read(TEMPLATE), "COMPUTE", compute)
+    placeholder = FAMILY_PLACEHOLDER[family]
+    return text if placeholder is None else _rebind(text, placeholder, op)
+
+
+def module_stem(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> str:
+    """The file name (without .py) of a kernel module, e.g. ``map_exp_f``, ``matmul_i``, ``extra``."""
+    validate(family, op, compute)
+    if family == "extra":
+        return family
+    return "_".join(part for part in (family, op, COMPUTE_TYPES[compute]) if part)
+
+
+def _read_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def ensure_file(path: Path, text: str) -> None:
+    """Make ``path`` hold exactly ``text``, leaving a correct file untouched (its timestamp keys Numba's cache).
+
+    A missing file is created exclusively (a concurrent writer's identical file wins); a file with
+    other contents is replaced by a fresh one under a temp name and ``os.replace``, so a reader
+    never sees a partial file.
+    """
+    current = _read_or_none(path)
+    if current == text:
         return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        try:
-            os.link(tmp, path)  # atomic and exclusive: a concurrent writer's file wins, ours is dropped
-        except FileExistsError:
-            pass
-        except OSError:  # no hard links on this filesystem
-            if not path.exists():
-                os.replace(tmp, path)
+        if current is None:
+            try:
+                os.link(tmp, path)
+                return
+            except FileExistsError:
+                if _read_or_none(path) == text:
+                    return
+            except OSError:  # no hard links on this filesystem
+                pass
+        os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
-def kernel_module(family: str, op: str = "") -> ModuleType:
-    """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce" or "matmul")."""
-    key = (family, op)
-    module = _modules.get(key)
+def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> ModuleType:
+    """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce", "matmul" or "extra").
+
+    ``compute`` ("float64" or "int64") is the type the kernels read values as. Raises ValueError for
+    an unknown family, op or compute type.
+    """
+    key = (family, op, compute)
+    try:
+        module = _modules.get(key)
+    except TypeError:  # unhashable: not a name; generate_source below raises ValueError
+        module = None
     if module is not None:
         return module
     with _lock:
+        text = generate_source(family, op, compute)  # validates before key is hashed or a path is made
         if key in _modules:
             return _modules[key]
-        stem = f"{family}_{op}" if op else family
+        stem = module_stem(family, op, compute)
         path = kernel_directory() / f"{stem}.py"
-        _write_once(path, generate_source(family, op))
+        ensure_file(path, text)
         name = f"_minitensor_kernels_{path.parent.name}_{stem}"
         spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
+        assert spec is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            # Run the checked text itself: neither the file nor a bytecode cache is read again.
+            exec(compile(text, str(path), "exec"), module.__dict__)
+        except BaseException:
+            del sys.modules[name]
+            raise
         _modules[key] = module
         return module

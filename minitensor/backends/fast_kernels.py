@@ -1,9 +1,10 @@
 """Numba kernel template for the ``fast`` backend.
 
 This file is real, importable Python, but the backend never calls these functions from here:
-:mod:`minitensor.backends.fast_codegen` copies this text into one module per op (rebinding the
-``UNARY``/``BINARY``/``REDUCE`` names below), so each op gets module-level kernels that Numba can
-cache on disk (``cache=True``) and a second process loads instead of compiling.
+:mod:`minitensor.backends.fast_codegen` copies this text into one module per (op, compute type)
+(rebinding the ``UNARY``/``BINARY``/``REDUCE`` and ``COMPUTE`` names below), so each gets
+module-level kernels that Numba can cache on disk (``cache=True``) and a second process loads
+instead of compiling.
 
 Calling conventions (all positions are storage offsets in elements, all index arrays int64):
 
@@ -11,7 +12,9 @@ Calling conventions (all positions are storage offsets in elements, all index ar
   2-D array with one row per operand, ``out`` first. Work is split into ``n_chunks`` chunks of
   ``rows_per_chunk`` rows (a row is the innermost dim); each chunk finds its start index once
   with ``to_index`` and then moves position by adding strides: no division per element.
-* values are computed in float64 (like the ``simple`` backend) and cast on store.
+* values are read as ``COMPUTE`` (int64 when every input is an integer or bool tensor, else
+  float64, like the ``simple`` backend) and converted on store to ``out``'s dtype (to bool:
+  nonzero is True; float to int: truncation toward zero).
 * unit-stride inner loops index slices, not ``storage[pos + k]``: Numba then needs no negative-index
   check per element and LLVM vectorises the loop.
 """
@@ -29,6 +32,7 @@ from minitensor.tensor_data import to_index as _to_index
 UNARY = "id"
 BINARY = "add"
 REDUCE = "sum"
+COMPUTE = "float64"
 
 
 def _jit_operators() -> dict:
@@ -47,7 +51,8 @@ to_index = njit(inline="always")(_to_index)
 unary = _OPS[_operators.UNARY_OPS[UNARY].__name__]
 binary = _OPS[_operators.BINARY_OPS[BINARY].__name__]
 fold = _OPS[_operators.REDUCE_OPS[REDUCE][0].__name__]
-FOLD_START = float(_operators.REDUCE_OPS[REDUCE][1])
+compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kernel reads values as
+FOLD_START = compute(_operators.reduce_start(REDUCE, integer=COMPUTE == "int64"))
 # Reassociation only changes a sum or product by float rounding; max/min handle nan, so no fastmath.
 REDUCE_FASTMATH = {"reassoc"} if REDUCE in ("sum", "prod") else False
 
@@ -117,10 +122,10 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
                 out_run = out[po : po + run]
                 a_run = a[pa : pa + run]
                 for k in range(run):
-                    out_run[k] = unary(np.float64(a_run[k]))
+                    out_run[k] = unary(compute(a_run[k]))
             else:
                 for k in range(run):
-                    out[po + k * so] = unary(np.float64(a[pa + k * sa]))
+                    out[po + k * so] = unary(compute(a[pa + k * sa]))
             e += run
             next_row(index, shape, strides, pos, start)
 
@@ -153,16 +158,16 @@ def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk):
                 a_run = a[pa : pa + run]
                 b_run = b[pb : pb + run]
                 for k in range(run):
-                    out_run[k] = binary(np.float64(a_run[k]), np.float64(b_run[k]))
+                    out_run[k] = binary(compute(a_run[k]), compute(b_run[k]))
             elif so == 1 and sa == 1 and sb == 0:
                 out_run = out[po : po + run]
                 a_run = a[pa : pa + run]
-                y = np.float64(b[pb])
+                y = compute(b[pb])
                 for k in range(run):
-                    out_run[k] = binary(np.float64(a_run[k]), y)
+                    out_run[k] = binary(compute(a_run[k]), y)
             else:
                 for k in range(run):
-                    out[po + k * so] = binary(np.float64(a[pa + k * sa]), np.float64(b[pb + k * sb]))
+                    out[po + k * so] = binary(compute(a[pa + k * sa]), compute(b[pb + k * sb]))
             e += run
             next_row(index, shape, strides, pos, start)
 
@@ -192,10 +197,10 @@ def reduce_inner(a, out, shape, strides, length, stride, n_chunks, per_chunk):
             if stride == 1:
                 a_run = a[pa : pa + length]
                 for k in range(length):
-                    acc = fold(acc, np.float64(a_run[k]))
+                    acc = fold(acc, compute(a_run[k]))
             else:
                 for k in range(length):
-                    acc = fold(acc, np.float64(a[pa + k * stride]))
+                    acc = fold(acc, compute(a[pa + k * stride]))
             out[pos[0]] = acc
             advance(index, shape, strides, pos, nd - 1)
 
@@ -226,13 +231,40 @@ def reduce_outer(a, out, outer_shape, outer_strides, inner, so, sa, length, stri
             if sa == 1:
                 a_run = a[p : p + width]
                 for j in range(width):
-                    acc[j] = fold(acc[j], np.float64(a_run[j]))
+                    acc[j] = fold(acc[j], compute(a_run[j]))
             else:
                 for j in range(width):
-                    acc[j] = fold(acc[j], np.float64(a[p + j * sa]))
+                    acc[j] = fold(acc[j], compute(a[p + j * sa]))
         po = pos[0] + j0 * so
         for j in range(width):
             out[po + j * so] = acc[j]
+
+
+@njit(parallel=True, cache=True)
+def scan_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk):
+    """Inclusive prefix fold along rows of ``length`` values (strides ``sa`` in a, ``so`` in out).
+
+    ``shape``/``strides`` (rows: out, a) describe the row starts; chunks hold ``per_chunk`` rows. Each
+    value is read before its output is written, so ``out`` may be ``a`` itself.
+    """
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    for c in prange(n_chunks):
+        e0 = c * per_chunk
+        e1 = min(e0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(2, np.int64)
+        start_positions(e0, shape, strides, index, pos)
+        for _ in range(e0, e1):
+            po = pos[0]
+            pa = pos[1]
+            acc = FOLD_START
+            for k in range(length):
+                acc = fold(acc, compute(a[pa + k * sa]))
+                out[po + k * so] = acc
+            advance(index, shape, strides, pos, nd - 1)
 
 
 # --- matmul --------------------------------------------------------------------------------------
@@ -268,19 +300,19 @@ def matmul_tiled(a, b, out, batch_shape, batch_strides, mat_strides, m, k, n, ti
         cols = min(tile_n, n - j0)
         pos = np.empty(3, np.int64)
         batch_positions(batch, batch_shape, batch_strides, pos)
-        acc = np.zeros((rows, cols), np.float64)
+        acc = np.zeros((rows, cols), compute)
         for kk in range(k):
             pb = pos[2] + kk * sbk + j0 * sbn
             for i in range(rows):
-                x = np.float64(a[pos[1] + (i0 + i) * sam + kk * sak])
+                x = compute(a[pos[1] + (i0 + i) * sam + kk * sak])
                 if sbn == 1:
                     b_run = b[pb : pb + cols]
                     acc_row = acc[i]
                     for j in range(cols):
-                        acc_row[j] += x * np.float64(b_run[j])
+                        acc_row[j] += x * compute(b_run[j])
                 else:
                     for j in range(cols):
-                        acc[i, j] += x * np.float64(b[pb + j * sbn])
+                        acc[i, j] += x * compute(b[pb + j * sbn])
         for i in range(rows):
             po = pos[0] + (i0 + i) * som + j0 * son
             for j in range(cols):
