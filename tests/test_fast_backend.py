@@ -356,6 +356,9 @@ def test_generated_source_sets_the_op() -> None:
     assert 'REDUCE = "max"' in source and 'COMPUTE = "int64"' in source
     assert module_stem("map", "exp") == "map_exp_f" and module_stem("map", "neg", "int64") == "map_neg_i"
     assert module_stem("matmul", "", "int64") == "matmul_i" and module_stem("extra") == "extra"
+    assert module_stem("map", "exp", parallel=False) == "map_exp_f_s" and module_stem("extra", parallel=False) == "extra_s"
+    serial = generate_source("map", "exp", parallel=False)
+    assert 'PARALLEL = "serial"' in serial and 'PARALLEL = "parallel"' in generate_source("map", "exp")
 
 
 WARM_SCRIPT = """
@@ -363,7 +366,7 @@ import json, numpy as np
 from minitensor.backends.fast import backend as fast
 from minitensor.backends.fast_codegen import kernel_module
 fast.map("neg", fast.from_numpy(np.ones(5)), fast.empty((5,), np.float64))
-stats = kernel_module("map", "neg").map_kernel.stats
+stats = kernel_module("map", "neg", parallel=False).map_kernel.stats
 print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
 """
 
@@ -756,16 +759,16 @@ def test_planted_or_empty_cache_files_are_replaced(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(fast_codegen, "_directory", tmp_path)
     monkeypatch.setattr(fast_codegen, "_modules", {})
     marker = tmp_path / "planted-code-ran"
-    (tmp_path / "map_neg_f.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + generate_source("map", "neg"))
-    (tmp_path / "zip_add_f.py").write_text("")
+    (tmp_path / "map_neg_f_s.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + generate_source("map", "neg", parallel=False))
+    (tmp_path / "zip_add_f_s.py").write_text("")
     x = fast.from_numpy(np.arange(4.0))
     out = fast.empty((4,), F64)
     fast.map("neg", x, out)  # compiled afresh from the rewritten file
     np.testing.assert_array_equal(fast.to_numpy(out), -np.arange(4.0))
-    assert callable(kernel_module("zip", "add").zip_kernel)  # imported only: no second compile
+    assert callable(kernel_module("zip", "add", parallel=False).zip_kernel)  # imported only: no second compile
     assert not marker.exists()
-    assert (tmp_path / "map_neg_f.py").read_text() == generate_source("map", "neg")
-    assert (tmp_path / "zip_add_f.py").read_text() == generate_source("zip", "add")
+    assert (tmp_path / "map_neg_f_s.py").read_text() == generate_source("map", "neg", parallel=False)
+    assert (tmp_path / "zip_add_f_s.py").read_text() == generate_source("zip", "add", parallel=False)
     assert not list(tmp_path.glob(".*.tmp"))
 
 

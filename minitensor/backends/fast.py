@@ -13,7 +13,6 @@ bool tensor (exact integer arithmetic), else as float64, and converted on store 
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -30,7 +29,7 @@ import numpy as np
 from ..operators import BINARY_OPS, INTEGER_KINDS, REDUCE_OPS, UNARY_OPS
 from ..tensor_data import TensorData, normalize_dim
 from .base import HostBackend, strided_view
-from .fast_codegen import kernel_module
+from .fast_codegen import DEFAULT_COMPUTE, kernel_module
 
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 SERIAL_BELOW = 1 << 15  # elements (multiply-adds for matmul) of work under which a kernel runs on one thread
@@ -147,44 +146,15 @@ def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -
     return -(-total // per_chunk), per_chunk
 
 
-def launch(work: int, kernel: Any, *args: Any) -> None:
-    """Call ``kernel``; under SERIAL_BELOW units of work it runs on the calling thread alone.
+def launch(work: int, kernel: str, family: str, op: str, compute: str, *args: Any) -> None:
+    """Call ``kernel`` of the (family, op, compute) kernel module: its parallel build for SERIAL_BELOW
+    units of work or more, else its serial build.
 
     Waking Numba's thread pool costs tens of microseconds on an idle machine and milliseconds on a
-    busy one (a 16x16 multiply measured 8 ms with two threads under load, 0.05 ms with one).
+    busy one (a 16x16 multiply measured 8 ms with two threads under load, 0.05 ms with one); the
+    serial build never touches the pool and compiles in about a third of the time.
     """
-    if work >= SERIAL_BELOW:
-        kernel(*args)
-        return
-    get_threads, set_threads = thread_controls()
-    threads = get_threads()
-    if threads == 1:
-        kernel(*args)
-        return
-    set_threads(1)
-    try:
-        kernel(*args)
-    finally:
-        set_threads(threads)
-
-
-@functools.cache
-def thread_controls() -> tuple[Callable[[], int], Callable[[int], None]]:
-    """(get, set) of the calling thread's Numba thread count.
-
-    ``numba.get_num_threads``/``set_num_threads`` check that the pool is started and validate
-    ``n`` on every call (~5 us each, twice per small kernel); after one start the raw
-    ctypes functions behind them do the same job. Falls back to the public ones if Numba's
-    internals differ.
-    """
-    try:
-        from numba.np.ufunc import parallel
-
-        parallel._launch_threads()
-        # Bound by _launch_threads(); mypy cannot see them.
-        return parallel._get_num_threads, parallel._set_num_threads  # type: ignore[attr-defined]
-    except (ImportError, AttributeError):
-        return numba.get_num_threads, numba.set_num_threads
+    getattr(kernel_module(family, op, compute, parallel=work >= SERIAL_BELOW), kernel)(*args)
 
 
 def compute_type(*inputs: TensorData) -> str:
@@ -220,15 +190,14 @@ class FastBackend(HostBackend):
         check_op(op, UNARY_OPS)
         if out.size == 0:
             return
-        kernel = kernel_module("map", op, compute_type(a)).map_kernel
-        launch(out.size, kernel, a.storage, out.storage, *planned_layout(out, [a]))
+        launch(out.size, "map_kernel", "map", op, compute_type(a), a.storage, out.storage, *planned_layout(out, [a]))
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
         check_op(op, BINARY_OPS)
         if out.size == 0:
             return
-        kernel = kernel_module("zip", op, compute_type(a, b)).zip_kernel
-        launch(out.size, kernel, a.storage, b.storage, out.storage, *planned_layout(out, [a, b]))
+        args = (a.storage, b.storage, out.storage, *planned_layout(out, [a, b]))
+        launch(out.size, "zip_kernel", "zip", op, compute_type(a, b), *args)
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
         check_op(op, REDUCE_OPS)
@@ -236,12 +205,12 @@ class FastBackend(HostBackend):
             return
         dim = normalize_dim(dim, a.dims)
         length = a.shape[dim]
-        parts = split_factor(length) if out.size < thread_controls()[0]() and length >= SPLIT_MIN_LENGTH else 1
+        parts = split_factor(length) if length >= SPLIT_MIN_LENGTH and out.size < numba.get_num_threads() else 1
         if parts > 1:
             self._reduce_split(op, a, dim, out, parts)
             return
         kernel, plan = reduce_plan(a, dim, out)
-        launch(a.size, getattr(kernel_module("reduce", op, compute_type(a)), kernel), a.storage, out.storage, *plan)
+        launch(a.size, kernel, "reduce", op, compute_type(a), a.storage, out.storage, *plan)
 
     def _reduce_split(self, op: str, a: TensorData, dim: int, out: TensorData, parts: int) -> None:
         """Long fold into few outputs: fold ``parts`` slices of ``dim`` in parallel, then fold the partials."""
@@ -275,7 +244,7 @@ class FastBackend(HostBackend):
             mat_strides = np.array([out.strides[-2:], a.strides[-2:], b.strides[-2:]], dtype=np.int64)
             work = out.size * k
             args = (a.storage, b.storage, out.storage, batch_shape, batch_strides, mat_strides, m, k, n, 32, 256)
-            launch(work, kernel_module("matmul", "", compute_type(a, b)).matmul_tiled, *args)
+            launch(work, "matmul_tiled", "matmul", "", compute_type(a, b), *args)
 
     # --- kernels beyond the four ---
 
@@ -283,8 +252,8 @@ class FastBackend(HostBackend):
         """Element-wise like zip (cond read as nonzero); values are copied, converted only on store."""
         if out.size == 0:
             return
-        kernel = kernel_module("extra").where_kernel
-        launch(out.size, kernel, cond.storage, a.storage, b.storage, out.storage, *planned_layout(out, [cond, a, b]))
+        args = (cond.storage, a.storage, b.storage, out.storage, *planned_layout(out, [cond, a, b]))
+        launch(out.size, "where_kernel", "extra", "", DEFAULT_COMPUTE, *args)
 
     def gather(self, a: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """Parallel over out's elements: out and index walked like an element-wise op, a offset by index * stride."""
@@ -295,7 +264,7 @@ class FastBackend(HostBackend):
         # a seen with out's shape and no step along dim: the kernel adds index * stride itself.
         a_rest = TensorData(a.storage, out.shape, a.strides[:dim] + (0,) + a.strides[dim + 1 :])
         args = (a.storage, index.storage, out.storage, *planned_layout(out, [index, a_rest]), a.strides[dim])
-        launch(out.size, kernel_module("extra").gather_kernel, *args)
+        launch(out.size, "gather_kernel", "extra", "", DEFAULT_COMPUTE, *args)
 
     def scatter_add(self, src: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """Parallel over the positions off ``dim``, serial along it, so no two threads add into one element.
@@ -310,7 +279,7 @@ class FastBackend(HostBackend):
         compute = np.int64 if out.dtype.kind in INTEGER_KINDS else np.float64
         steps = (src.strides[dim], index.strides[dim], out.strides[dim])
         args = (src.storage, index.storage, out.storage, rows, strides, src.shape[dim], *steps, n_chunks, per_chunk, compute)
-        launch(src.size, kernel_module("extra").scatter_add_kernel, *args)
+        launch(src.size, "scatter_add_kernel", "extra", "", DEFAULT_COMPUTE, *args)
 
     def scan(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
         """Parallel over rows along ``dim``; each row folds serially from the op's start value (int64 or float64)."""
@@ -320,9 +289,8 @@ class FastBackend(HostBackend):
         a, out = lift_scalar(a), lift_scalar(out)
         dim = normalize_dim(dim, a.dims)
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a])
-        kernel = kernel_module("reduce", op, compute_type(a)).scan_kernel
         args = (a.storage, out.storage, rows, strides, a.shape[dim], a.strides[dim], out.strides[dim], n_chunks, per_chunk)
-        launch(a.size, kernel, *args)
+        launch(a.size, "scan_kernel", "reduce", op, compute_type(a), *args)
 
     def sort(self, a: TensorData, dim: int, descending: bool, values: TensorData, indices: TensorData) -> None:
         """A stable merge sort of each row along ``dim`` in a's own dtype (exact for int64), rows in parallel."""
@@ -334,7 +302,7 @@ class FastBackend(HostBackend):
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [values, indices, a])
         steps = (a.strides[dim], values.strides[dim], indices.strides[dim])
         args = (a.storage, values.storage, indices.storage, rows, strides, length, *steps, n_chunks, per_chunk, bool(descending))
-        launch(a.size * max(1, length.bit_length()), kernel_module("extra").sort_kernel, *args)
+        launch(a.size * max(1, length.bit_length()), "sort_kernel", "extra", "", DEFAULT_COMPUTE, *args)
 
 
 def matrix_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> str | None:

@@ -53,7 +53,7 @@ EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _lock = threading.Lock()
-_modules: dict[tuple[str, str, str], ModuleType] = {}
+_modules: dict[tuple[str, str, str, bool], ModuleType] = {}
 _directory: Path | None = None
 
 
@@ -138,25 +138,30 @@ def _rebind(text: str, name: str, value: str) -> str:
     return text
 
 
-def generate_source(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> str:
+def generate_source(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, parallel: bool = True) -> str:
     """The source of the kernel module for ``op`` of ``family`` reading values as ``compute``.
 
+    ``parallel=False`` builds the same kernels without Numba's thread pool (``prange`` runs as
+    ``range``): about a third of the compile time, and no pool wake-up per call, for small work.
     Raises ValueError for anything :func:`validate` rejects, so no caller can put other text in.
     """
     validate(family, op, compute)
+    variant = "parallel" if parallel else "serial"
     if family == "extra":
-        return _read(EXTRA_TEMPLATE)
-    text = _rebind(_read(TEMPLATE), "COMPUTE", compute)
+        return _rebind(_read(EXTRA_TEMPLATE), "PARALLEL", variant)
+    text = _rebind(_rebind(_read(TEMPLATE), "COMPUTE", compute), "PARALLEL", variant)
     placeholder = FAMILY_PLACEHOLDER[family]
     return text if placeholder is None else _rebind(text, placeholder, op)
 
 
-def module_stem(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> str:
-    """The file name (without .py) of a kernel module, e.g. ``map_exp_f``, ``matmul_i``, ``extra``."""
+def module_stem(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, parallel: bool = True) -> str:
+    """The file name (without .py) of a kernel module, e.g. ``map_exp_f``, ``matmul_i``, ``extra``;
+    serial builds end in ``_s`` (``map_exp_f_s``)."""
     validate(family, op, compute)
+    suffix = "" if parallel else "s"
     if family == "extra":
-        return family
-    return "_".join(part for part in (family, op, COMPUTE_TYPES[compute]) if part)
+        return "_".join(part for part in (family, suffix) if part)
+    return "_".join(part for part in (family, op, COMPUTE_TYPES[compute], suffix) if part)
 
 
 def _read_or_none(path: Path) -> str | None:
@@ -195,13 +200,13 @@ def ensure_file(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
-def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> ModuleType:
+def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, parallel: bool = True) -> ModuleType:
     """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce", "matmul" or "extra").
 
-    ``compute`` ("float64" or "int64") is the type the kernels read values as. Raises ValueError for
-    an unknown family, op or compute type.
+    ``compute`` ("float64" or "int64") is the type the kernels read values as; ``parallel`` picks the
+    thread-pool build or the serial one. Raises ValueError for an unknown family, op or compute type.
     """
-    key = (family, op, compute)
+    key = (family, op, compute, bool(parallel))
     try:
         module = _modules.get(key)
     except TypeError:  # unhashable: not a name; generate_source below raises ValueError
@@ -209,10 +214,10 @@ def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> 
     if module is not None:
         return module
     with _lock:
-        text = generate_source(family, op, compute)  # validates before key is hashed or a path is made
+        text = generate_source(family, op, compute, parallel)  # validates before key is hashed or a path is made
         if key in _modules:
             return _modules[key]
-        stem = module_stem(family, op, compute)
+        stem = module_stem(family, op, compute, parallel)
         path = kernel_directory() / f"{stem}.py"
         ensure_file(path, text)
         name = f"_minitensor_kernels_{path.parent.name}_{stem}"

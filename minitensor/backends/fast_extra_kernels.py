@@ -23,10 +23,12 @@ from numba import njit, prange
 
 from minitensor.backends.fast_kernels import advance, next_row, start_positions
 
+# Rebound to "serial" for the thread-pool-free build (see fast_codegen).
+PARALLEL = "parallel"
 SORT_RUN = 16  # rows are insertion-sorted in runs of this many before merging
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def where_kernel(cond, a, b, out, shape, strides, n_chunks, per_chunk):
     """out = a if cond != 0 else b over ``shape``; ``strides`` rows are (out, cond, a, b)."""
     nd = shape.size
@@ -60,7 +62,7 @@ def where_kernel(cond, a, b, out, shape, strides, n_chunks, per_chunk):
             next_row(index, shape, strides, pos, start)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def gather_kernel(a, index_values, out, shape, strides, n_chunks, per_chunk, a_dim_stride):
     """out = a[..., index, ...] over ``shape``; ``strides`` rows are (out, index, a with stride 0 along the dim).
 
@@ -92,7 +94,7 @@ def gather_kernel(a, index_values, out, shape, strides, n_chunks, per_chunk, a_d
             next_row(index, shape, strides, pos, start)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def scatter_add_kernel(src, index_values, out, shape, strides, length, ss, si, so, n_chunks, per_chunk, compute):
     """out[..., index, ...] += src along rows of ``length``; ``strides`` rows are (out, src, index).
 
@@ -172,7 +174,7 @@ def stable_argsort(keys, order, scratch, descending):
         order[:] = scratch  # an odd number of merge passes left the result in scratch
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def sort_kernel(a, values, indices, shape, strides, length, sa, sv, si, n_chunks, per_chunk, descending):
     """Stable sort of rows of ``length`` along one dim; ``strides`` rows are (values, indices, a).
 

@@ -33,6 +33,8 @@ UNARY = "id"
 BINARY = "add"
 REDUCE = "sum"
 COMPUTE = "float64"
+# "serial" builds the same kernels without a thread pool (cheaper to compile and to call).
+PARALLEL = "parallel"
 
 
 def _jit_operators() -> dict:
@@ -97,7 +99,7 @@ def next_row(index, shape, strides, pos, start):
     advance(index, shape, strides, pos, nd - 2)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
     """out = f(a) over ``shape``; ``strides`` rows are (out, a); chunks hold ``per_chunk`` elements."""
     nd = shape.size
@@ -130,7 +132,7 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
             next_row(index, shape, strides, pos, start)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk):
     """out = f(a, b) over ``shape``; ``strides`` rows are (out, a, b); chunks hold ``per_chunk`` elements."""
     nd = shape.size
@@ -175,7 +177,7 @@ def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk):
 # --- reduce --------------------------------------------------------------------------------------
 
 
-@njit(parallel=True, cache=True, fastmath=REDUCE_FASTMATH)
+@njit(parallel=PARALLEL == "parallel", cache=True, fastmath=REDUCE_FASTMATH)
 def reduce_inner(a, out, shape, strides, length, stride, n_chunks, per_chunk):
     """One output element per step, folding ``length`` values of ``a`` ``stride`` apart.
 
@@ -205,7 +207,7 @@ def reduce_inner(a, out, shape, strides, length, stride, n_chunks, per_chunk):
             advance(index, shape, strides, pos, nd - 1)
 
 
-@njit(parallel=True, cache=True, fastmath=REDUCE_FASTMATH)
+@njit(parallel=PARALLEL == "parallel", cache=True, fastmath=REDUCE_FASTMATH)
 def reduce_outer(a, out, outer_shape, outer_strides, inner, so, sa, length, stride, tile):
     """Fold along a dim that is not the innermost: the inner loop runs along the output's last dim.
 
@@ -240,7 +242,7 @@ def reduce_outer(a, out, outer_shape, outer_strides, inner, so, sa, length, stri
             out[po + j * so] = acc[j]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def scan_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk):
     """Inclusive prefix fold along rows of ``length`` values (strides ``sa`` in a, ``so`` in out).
 
@@ -277,7 +279,7 @@ def batch_positions(batch, batch_shape, batch_strides, pos):
     start_positions(batch, batch_shape, batch_strides, index, pos)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=PARALLEL == "parallel", cache=True)
 def matmul_tiled(a, b, out, batch_shape, batch_strides, mat_strides, m, k, n, tile_m, tile_n):
     """General strided batched matmul, parallel over (batch, row tile, column tile).
 
