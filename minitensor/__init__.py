@@ -13,6 +13,7 @@ from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from .errors import (
     BackendError,
     BackendUnavailableError,
+    DivisionByZeroError,
     DTypeError,
     EmptyReductionError,
     GradientError,

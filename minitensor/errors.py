@@ -41,5 +41,9 @@ class GradientError(MinitensorError, RuntimeError):
     """Misuse of autodiff, such as ``backward()`` on a non-scalar without a gradient."""
 
 
+class DivisionByZeroError(MinitensorError, ZeroDivisionError):
+    """Integer division (``//``, ``%``, ``fmod``) by zero."""
+
+
 class DTypeError(MinitensorError, TypeError):
     """An unsupported dtype."""

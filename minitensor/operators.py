@@ -107,8 +107,8 @@ def sigmoid(x: float) -> float:
 
 
 def relu(x: float) -> float:
-    """x if x > 0 else 0"""
-    return x if x > 0.0 else 0.0
+    """x if x > 0 else 0 (nan stays nan)"""
+    return x if x > 0.0 or x != x else 0.0
 
 
 def log(x: float) -> float:
@@ -165,7 +165,7 @@ def sign(x: float) -> float:
 
 def pow(x: float, y: float) -> float:  # noqa: A001
     """x ** y (nan for a negative base with a fractional exponent)"""
-    if x < 0.0 and y != math.floor(y):
+    if x < 0.0 and y - y == 0.0 and y != math.floor(y):
         return math.nan
     if x == 0.0 and y < 0.0:
         return math.inf
@@ -319,10 +319,7 @@ def fmod(x: float, y: float) -> float:
         return math.nan
     if y - y != 0.0:  # |y| is infinite
         return x
-    r = x % y  # Python's remainder has the sign of y; move it to the sign of x
-    if r != 0 and (r < 0) != (x < 0):
-        r -= y
-    return r
+    return math.copysign(abs(x) % abs(y), x)  # % of non-negatives is exact; fmod has the sign of x
 
 
 def atan2(x: float, y: float) -> float:

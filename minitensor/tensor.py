@@ -326,10 +326,10 @@ class Tensor(MathMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethod
         return F.Add.apply(self._operand(b), self)
 
     def __sub__(self, b: Any) -> Tensor:
-        return F.Sub.apply(self, self._operand(b))
+        return self.sub(b)
 
     def __rsub__(self, b: Any) -> Tensor:
-        return F.Sub.apply(self._operand(b), self)
+        return self._operand(b).sub(self)
 
     def __mul__(self, b: Any) -> Tensor:
         return F.Mul.apply(self, self._operand(b))

@@ -256,8 +256,6 @@ class NE(Compare):
     op = "ne"
 
 
-class IsClose(Compare):
-    op = "is_close"
 
 
 # --- reductions ---
