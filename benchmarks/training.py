@@ -81,8 +81,9 @@ def split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
     """One SGD step of the run_tensor model, cycling through the split set's batches; and steps per epoch."""
     minitensor.manual_seed(0)
     data = toy("split", SPLIT_POINTS, seed=0)
-    model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend), nn.ReLU(), nn.Linear(HIDDEN, HIDDEN, backend=backend),
-                          nn.ReLU(), nn.Linear(HIDDEN, 1, backend=backend))
+    model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
+                          nn.Linear(HIDDEN, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
+                          nn.Linear(HIDDEN, 1, backend=backend, dtype="float64"))
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     batches = [(data.X[i : i + SPLIT_BATCH], data.y[i : i + SPLIT_BATCH].astype(np.float64))
                for i in range(0, SPLIT_POINTS, SPLIT_BATCH)]

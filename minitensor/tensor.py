@@ -130,7 +130,8 @@ class Tensor(MathMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethod
             a = a.unsqueeze(0)
         while b.dims < len(batch) + 2:
             b = b.unsqueeze(0)
-        out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), dtypes.result_type(self, other))
+        dtype = a.dtype if a.dtype == b.dtype else dtypes.result_type(self, other)
+        out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), dtype)
         self.backend.matmul(a, b, out)
         return Tensor(out, self.backend)
 
@@ -313,8 +314,8 @@ class Tensor(MathMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethod
         """``value`` as a tensor operand: Python numbers are lifted to the dtype the op will compute in."""
         if isinstance(value, Tensor):
             return value
-        if type(value) is float and self._data.dtype.kind == "f":
-            return self._lift(value)
+        if self._data.dtype.kind == "f" and type(value) in (float, int, bool):
+            return self._lift(value)  # a Python number never widens a float tensor
         if isinstance(value, np.ndarray):
             return self._lift(value, value.dtype if value.dtype in dtypes.SUPPORTED else None)
         return self._lift(value, dtypes.result_type(self, value))

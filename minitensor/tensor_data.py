@@ -129,7 +129,7 @@ class TensorData:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(self._storage.dtype)
+        return self._storage.dtype
 
     @property
     def shape_array(self) -> np.ndarray:

@@ -176,7 +176,8 @@ class Div(TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
         ctx.save_for_backward(a, b)
-        return a._zip("div", b, dtype=dtypes.float_result(dtypes.result_type(a, b)))
+        same = a.dtype == b.dtype and a.dtype.kind == "f"
+        return a._zip("div", b, dtype=a.dtype if same else dtypes.float_result(dtypes.result_type(a, b)))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:

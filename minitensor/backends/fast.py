@@ -159,7 +159,10 @@ def launch(work: int, kernel: str, family: str, op: str, compute: str, *args: An
 
 def compute_type(*inputs: TensorData) -> str:
     """The compute type: int64 when every input holds integers or bools (exact arithmetic), else float64."""
-    return "int64" if all(x.dtype.kind in INTEGER_KINDS for x in inputs) else "float64"
+    for x in inputs:
+        if x.storage.dtype.kind not in INTEGER_KINDS:
+            return "float64"
+    return "int64"
 
 
 def lift_scalar(data: TensorData) -> TensorData:
