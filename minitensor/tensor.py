@@ -15,6 +15,7 @@ from .backends.base import HostBackend
 from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
+from .tensor_index import IndexMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
 from .tensor_reduce import ReduceMethods
@@ -24,11 +25,12 @@ CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
 
 
-class Tensor(MathMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
+class Tensor(IndexMethods, MathMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: element-wise math (tensor_math.py), reductions (tensor_reduce.py),
-    views (tensor_shape.py), joining and copying (tensor_join.py), linear algebra (linalg.py); this file
+    indexing (tensor_index.py), views (tensor_shape.py), joining and copying (tensor_join.py), linear
+    algebra (linalg.py); this file
     holds the core.
     """
 
