@@ -5,7 +5,7 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 
 # ruff: noqa: F401 - this module re-exports the public API
 from . import operators
-from .autodiff import Context, Function, is_grad_enabled, no_grad
+from .autodiff import Context, Function, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backends import backend_names, default_backend_name, get_backend, set_default_backend
 from .creation import *  # noqa: F403 - the creation functions, listed in creation.__all__
 from .dtypes import as_dtype, float32, float64, get_default_dtype, int32, int64, set_default_dtype
@@ -17,6 +17,7 @@ from .errors import (
     DTypeError,
     EmptyReductionError,
     GradientError,
+    HigherOrderGradError,
     IndexOutOfRangeError,
     MinitensorError,
     NonContiguousError,
@@ -40,5 +41,5 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
-from . import nn, optim  # noqa: E402 - after the core they build on
+from . import autograd, nn, optim  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402

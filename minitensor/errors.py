@@ -45,5 +45,9 @@ class DivisionByZeroError(MinitensorError, ZeroDivisionError):
     """Integer division (``//``, ``%``, ``fmod``) by zero."""
 
 
+class HigherOrderGradError(GradientError, NotImplementedError):
+    """``create_graph=True``: higher-order gradients are not supported yet."""
+
+
 class DTypeError(MinitensorError, TypeError):
     """An unsupported dtype."""

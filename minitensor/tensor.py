@@ -12,7 +12,7 @@ from . import tensor_functions as F
 from .autodiff import History, backpropagate, next_id
 from .backends import Backend, backend_names, get_backend
 from .backends.base import HostBackend
-from .errors import BackendError, DTypeError, GradientError, ShapeError
+from .errors import BackendError, DTypeError, GradientError, HigherOrderGradError, ShapeError
 from .linalg import LinalgMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_index import IndexMethods
@@ -192,19 +192,30 @@ class Tensor(IndexMethods, MathMethods, ReduceMethods, ShapeMethods, JoinMethods
             grad = grad.expand(*self.shape)._map("id", dtype=self.dtype)
         self.grad = grad if self.grad is None else self.grad._zip("add", grad)
 
-    def backward(self, grad: Tensor | None = None) -> None:
-        """Gradients of this tensor with respect to every leaf that requires grad, added into ``.grad``."""
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
+        """Gradients of this tensor with respect to every leaf that requires grad, added into ``.grad``.
+
+        The graph is freed on the way unless ``retain_graph`` (then a second backward adds again).
+        """
+        if create_graph:
+            raise HigherOrderGradError("backward(create_graph=True): higher-order gradients are not supported")
         if not self.requires_grad:
             raise GradientError(f"backward() on a tensor of shape {self.shape} that does not require grad")
-        if grad is None:
+        backpropagate(self, self._root_grad(gradient), retain_graph=bool(retain_graph))
+
+    def _root_grad(self, gradient: Any) -> Tensor:
+        """``gradient`` (d out / d self) checked against this tensor; ones for a one-element tensor when None."""
+        if gradient is None:
             if self._data.size != 1:
                 raise GradientError(
-                    f"backward() without a gradient needs a tensor with one element, got shape {self.shape}; pass grad="
+                    f"backward() without a gradient needs a tensor with one element, got shape {self.shape}; pass gradient="
                 )
-            grad = self._lift(np.ones(self.shape))
-        elif grad.shape != self.shape:
-            raise ShapeError(f"gradient of shape {grad.shape} does not match tensor of shape {self.shape}")
-        backpropagate(self, grad)
+            return self._lift(np.ones(self.shape))
+        if not isinstance(gradient, Tensor):
+            gradient = self._lift(gradient)
+        if gradient.shape != self.shape:
+            raise ShapeError(f"gradient of shape {gradient.shape} does not match tensor of shape {self.shape}")
+        return gradient
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph."""
