@@ -14,6 +14,7 @@ from .backends import Backend, backend_names, get_backend
 from .backends.base import HostBackend
 from .errors import BackendError, DTypeError, GradientError, HigherOrderGradError, ShapeError
 from .linalg import LinalgMethods
+from .tensor_arith import ArithMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_index import IndexMethods
 from .tensor_join import JoinMethods
@@ -25,10 +26,11 @@ CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
 
 
-class Tensor(IndexMethods, MathMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
+class Tensor(IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
-    Methods are grouped by concept: element-wise math (tensor_math.py), reductions (tensor_reduce.py),
+    Methods are grouped by concept: element-wise math (tensor_math.py), ops between tensors
+    (tensor_arith.py), reductions (tensor_reduce.py),
     indexing (tensor_index.py), views (tensor_shape.py), joining and copying (tensor_join.py), linear
     algebra (linalg.py); this file
     holds the core.

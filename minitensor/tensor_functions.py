@@ -78,10 +78,6 @@ class Log(UnaryFunction):
     op, back_op = "log", "log_back"
 
 
-class ReLU(UnaryFunction):
-    op, back_op = "relu", "relu_back"
-
-
 class Abs(UnaryFunction):
     op, back_op = "abs", "abs_back"
 
@@ -186,39 +182,6 @@ class Div(TensorFunction):
         return (d / b if need_a else None), (-d * a / (b * b) if need_b else None)
 
 
-class Pow(TensorFunction):
-    """a ** b for a tensor exponent; d/da = b a^(b-1), d/db = a^b log a."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        out = a._zip("pow", b)
-        ctx.save_for_backward(a, b, out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b, out = ctx.saved_values
-        need_a, need_b = ctx.needs_input_grad
-        grad_a = d * b * a._zip("pow", b - 1.0) if need_a else None
-        grad_b = d * out * a.log() if need_b else None
-        return grad_a, grad_b
-
-
-class Maximum(TensorFunction):
-    """Element-wise max(a, b); on a tie the gradient is split evenly."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        ctx.save_for_backward(a, b)
-        return a._zip("max", b)
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, Tensor]:
-        a, b = ctx.saved_values
-        share_a = a._zip("gt", b) + a._zip("eq", b) * 0.5
-        return d * share_a, d * (1.0 - share_a)
-
-
 class Compare(TensorFunction):
     """Comparisons: a bool tensor with no gradient. Subclasses name the op."""
 
@@ -255,8 +218,6 @@ class GE(Compare):
 
 class NE(Compare):
     op = "ne"
-
-
 
 
 # --- reductions ---
