@@ -357,7 +357,6 @@ class ShapeMethods:
     chunk = chunk
     unbind = unbind
     diagonal = diagonal
-    __getitem__ = getitem
     __iter__ = iterate
 
 
