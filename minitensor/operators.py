@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 EPS = 1e-6
+LOG_MAX_FLOAT = 709.782712893384  # log of the largest float64
 
 
 def mul(x: float, y: float) -> float:
@@ -169,6 +170,10 @@ def pow(x: float, y: float) -> float:  # noqa: A001
         return math.nan
     if x == 0.0 and y < 0.0:
         return math.inf
+    if x != 0.0 and x - x == 0.0 and y - y == 0.0 and y * math.log(abs(x)) > LOG_MAX_FLOAT:
+        # Overflow: Python raises, IEEE gives inf (-inf for a negative base to an odd power).
+        odd = y - 2.0 * math.floor(y / 2.0) == 1.0
+        return -math.inf if x < 0.0 and odd else math.inf
     return x**y
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -67,3 +68,11 @@ def test_list_helpers(xs: list[float]) -> None:
     assert ops.map_list(ops.neg, xs) == [-x for x in xs]
     assert ops.zip_with(ops.add, xs, xs) == [2 * x for x in xs]
     assert math.isclose(ops.reduce_list(ops.add, 0.0, xs), math.fsum(xs), abs_tol=1e-9)
+
+
+def test_pow_overflows_to_inf_like_ieee() -> None:
+    """Python's ** raises OverflowError; the reference op must give what NumPy (and the kernels) give."""
+    cases = [(10.0, 400.0), (-10.0, 401.0), (-10.0, 400.0), (0.5, -2000.0), (10.0, 300.0), (2.0, 0.5), (-8.0, 3.0)]
+    with np.errstate(over="ignore"):
+        for x, y in cases:
+            assert ops.pow(x, y) == np.power(x, y), (x, y)
