@@ -7,6 +7,7 @@ Every function takes ``dtype=`` and ``backend=`` (``device=`` is accepted as its
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,9 +107,9 @@ def _shape(shape: Sequence[Any]) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     try:
-        return tuple(int(s) for s in shape)
-    except (TypeError, ValueError) as error:
-        raise ShapeError(f"a shape is a sequence of ints, got {shape!r}") from error
+        return tuple(operator.index(s) for s in shape)  # ints only: 2.5 is an error, not a size of 2
+    except TypeError as error:
+        raise ShapeError(f"a shape is a sequence of ints, got {tuple(shape)!r}") from error
 
 
 def _filled(shape: tuple[int, ...], value: Any, dtype: np.dtype, backend: Backend, requires_grad: bool) -> Tensor:

@@ -141,3 +141,14 @@ def test_env_var_selects_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINITENSOR_BACKEND", "nope")
     with pytest.raises(BackendError, match="MINITENSOR_BACKEND"):
         mt.tensor([1.0])
+
+
+def test_creation_rejects_non_integer_sizes_and_junk_data() -> None:
+    for bad in ((2.5,), ("3",), ([2, 1.5],)):
+        with pytest.raises(ShapeError, match="sequence of ints"):
+            mt.zeros(*bad)
+    with pytest.raises(mt.DTypeError):
+        mt.tensor([1, None])
+    with pytest.raises(mt.DTypeError):
+        mt.tensor(np.array(["a"]))
+    assert mt.zeros(np.int64(2), mt.tensor(3)).shape == (2, 3)
