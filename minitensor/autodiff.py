@@ -130,9 +130,11 @@ class Context:
 
     needs_input_grad: tuple[bool, ...] = ()
     saved_values: tuple[Any, ...] = ()
+    saved_versions: tuple[int, ...] = ()
 
     def save_for_backward(self, *values: Any) -> None:
         self.saved_values = values
+        self.saved_versions = tuple([getattr(v, "_version", 0) for v in values])
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -147,6 +149,19 @@ class History:
     last_fn: type[Function] | None = None
     ctx: Context | None = None
     inputs: tuple[Any, ...] = field(default_factory=tuple)
+    input_histories: tuple[Any, ...] = field(default_factory=tuple)
+    """Each input's own History when this op ran: an in-place op that rebases an input changes it."""
+
+    def modified_input(self) -> Any:
+        """An input or saved value changed in place since this op ran, or None."""
+        assert self.ctx is not None
+        for value, version in zip(self.ctx.saved_values, self.ctx.saved_versions):
+            if getattr(value, "_version", 0) != version:
+                return value
+        for value, history in zip(self.inputs, self.input_histories):
+            if getattr(value, "history", None) is not history:
+                return value
+        return None
 
     def free(self) -> None:
         """Drop the saved values and the inputs, so they can be garbage-collected."""
@@ -204,7 +219,9 @@ class Function:
             needs, record = (False,) * len(inputs), False
         ctx = Context(needs)
         raw = cls._raw_forward(ctx, inputs)
-        return cls._finish(raw, History(cls, ctx, inputs) if record else None, inputs)
+        if not record:
+            return cls._finish(raw, None, inputs)
+        return cls._finish(raw, History(cls, ctx, inputs, tuple([getattr(v, "history", None) for v in inputs])), inputs)
 
     @classmethod
     def chain_rule(cls, ctx: Context, inputs: tuple[Any, ...], grad: Any) -> list[tuple[Any, Any]]:
@@ -259,6 +276,14 @@ def run_backward(
     order = topological_sort(*roots)
     if any(var.history is not None and var.history.ctx is None for var in order):
         raise GradientError(FREED_GRAPH_MESSAGE)
+    for var in order:
+        changed = var.history.modified_input() if var.history is not None else None
+        if changed is not None:
+            assert var.history is not None and var.history.last_fn is not None
+            raise GradientError(
+                f"a tensor of shape {getattr(changed, 'shape', ())} that {var.history.last_fn.__name__} needs for its "
+                "gradient was modified by an in-place operation after it was used; clone() it before changing it"
+            )
     wanted = None if targets is None else {var.unique_id for var in targets}
     found: dict[int, Any] = {}
     with no_grad():

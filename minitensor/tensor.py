@@ -17,6 +17,7 @@ from .linalg import LinalgMethods
 from .tensor_arith import ArithMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_index import IndexMethods
+from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
 from .tensor_reduce import ReduceMethods
@@ -26,7 +27,7 @@ CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
 
 
-class Tensor(IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
+class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: element-wise math (tensor_math.py), ops between tensors
@@ -37,6 +38,7 @@ class Tensor(IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethod
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__
+    _version = 0  # bumped by every in-place write to this tensor (see tensor_inplace.py)
 
     def __init__(self, data: TensorData, backend: Backend, history: History | None = None, requires_grad: bool = False):
         self._data = data

@@ -10,7 +10,7 @@ a copy made by one gather over the advanced dims flattened into one, so the grad
 repeated indices accumulate. Index values are bounds-checked with a reduction and a host sync, as are masks.
 
 Functions (and methods): gather, take_along_dim, index_select, masked_select, nonzero, and the out-of-place
-scatter, scatter_add, index_add and masked_fill. In-place variants and item assignment are not implemented.
+scatter, scatter_add, index_add and masked_fill. Their in-place variants and item assignment are in tensor_inplace.py.
 """
 
 from __future__ import annotations
