@@ -237,11 +237,13 @@ class Sum(TensorFunction):
 
 
 class Max(TensorFunction):
-    """max along ``dim`` (keepdim); the gradient is shared evenly among tied maxima."""
+    """max along ``dim`` (keepdim); the gradient is shared evenly among tied maxima. Subclasses set ``op`` ("min")."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
-        out = a._reduce("max", dim)
+    op = "max"
+
+    @classmethod
+    def forward(cls, ctx: Context, a: Tensor, dim: int) -> Tensor:  # type: ignore[override]
+        out = a._reduce(cls.op, dim)
         ctx.save_for_backward(a, out, dim)
         return out
 

@@ -168,20 +168,10 @@ def arg_extreme(x: Tensor, dim: int, op: str) -> Tensor:
 # --- Functions ---
 
 
-class Min(F.TensorFunction):
+class Min(F.Max):
     """min along ``dim`` (keepdim); the gradient is shared evenly among tied minima."""
 
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
-        out = a._reduce("min", dim)
-        ctx.save_for_backward(a, out, dim)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> Tensor:
-        a, out, dim = ctx.saved_values
-        mask = a._zip("eq", out)
-        return d * mask / mask._reduce("sum", dim)
+    op = "min"
 
 
 class Prod(F.TensorFunction):
