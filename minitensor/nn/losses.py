@@ -229,21 +229,18 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     return _finish(loss, denom, red, input.dims == 1)
 
 
-def one_hot(tensor: Any, num_classes: int = -1, like: Tensor | None = None, batch: int | None = None) -> Tensor:
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape tensor.shape + (num_classes,) with 1 at each index (``torch.nn.functional.one_hot``).
 
-    ``num_classes=-1`` uses max + 1 (one host sync for the range check). Deprecated legacy form for Embedding:
-    with ``like`` given it returns :func:`_one_hot_matrix` (N, num_classes) in ``like``'s dtype and backend.
+    ``num_classes=-1`` uses max + 1. The range check reads the min and max back to the host (one sync).
     """
-    if like is not None:
-        return _one_hot_matrix(tensor, num_classes, like, batch)
     if not isinstance(tensor, Tensor) or tensor.dtype.kind not in "iu":
         got = f"a {tensor.dtype} tensor" if isinstance(tensor, Tensor) else type(tensor).__name__
         raise DTypeError(f"one_hot needs an integer (int64) tensor of class indices, got {got}")
     if tensor.numel() == 0:
         if num_classes == -1:
             raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes")
-        lo = hi = 0
+        lo, hi = 0, -1
     else:
         lo, hi = int(tensor.amin().item()), int(tensor.amax().item())
     if num_classes == -1:
@@ -252,37 +249,6 @@ def one_hot(tensor: Any, num_classes: int = -1, like: Tensor | None = None, batc
         raise IndexOutOfRangeError(f"one_hot: class values range over [{lo}, {hi}], out of [0, {num_classes})")
     classes = arange(num_classes, dtype=dtypes.int64, backend=tensor.backend)
     return (tensor.cast(dtypes.int64).unsqueeze(-1) == classes).cast(dtypes.int64)
-
-
-def class_indices(target: Any, batch: int, num_classes: int) -> np.ndarray:
-    """Validate integer class targets: a 1-D int64 array of ``batch`` values in [0, num_classes)."""
-    array = target.to_numpy() if isinstance(target, Tensor) else np.asarray(target)
-    if array.dtype.kind == "f":
-        if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
-            bad = array[~(np.isfinite(array) & (array == np.round(array)))]
-            raise DTypeError(f"class targets must be integers, got non-integral values {bad[:10].tolist()}")
-    elif array.dtype.kind not in "iub":
-        raise DTypeError(f"class targets must be integers, got dtype {array.dtype}")
-    array = array.astype(np.int64)
-    if array.ndim != 1 or array.shape[0] != batch:
-        raise ShapeError(f"class targets of shape {array.shape} do not match a batch of {batch} (need shape ({batch},))")
-    bad = np.flatnonzero((array < 0) | (array >= num_classes))
-    if bad.size:
-        shown = ", ".join(f"target[{i}]={array[i]}" for i in bad[:10])
-        more = f" and {bad.size - 10} more" if bad.size > 10 else ""
-        raise IndexOutOfRangeError(f"class targets out of range [0, {num_classes}): {shown}{more}")
-    return array
-
-
-def _one_hot_matrix(target: Any, num_classes: int, like: Tensor, batch: int | None = None) -> Tensor:
-    """(N, num_classes) one-hot matrix of the class indices ``target``, on ``like``'s backend and dtype (host-built)."""
-    array = target.to_numpy() if isinstance(target, Tensor) else np.asarray(target)
-    if batch is None:
-        batch = array.shape[0] if array.ndim == 1 else -1
-    indices = class_indices(array, batch, num_classes)
-    matrix = np.zeros((batch, num_classes), dtype=like.dtype)
-    matrix[np.arange(batch), indices] = 1.0
-    return Tensor(like.backend.from_numpy(matrix), like.backend)
 
 
 # --- binary ---
@@ -310,9 +276,14 @@ class _BinaryCrossEntropy(Function):
 
 def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: bool | None = None,  # noqa: A002
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """-w (y log p + (1 - y) log(1 - p)) for probabilities ``input`` = p; each log is clamped at -100 like PyTorch."""
+    """-w (y log p + (1 - y) log(1 - p)) for probabilities ``input`` = p in [0, 1]; each log is clamped at -100 and
+    d/dp = w (p - y) / max(p (1 - p), 1e-12), as in PyTorch, so p = 0 or 1 gives finite gradients."""
     red = _reduction(reduction, size_average, reduce)
     y = _as_target(target, input, "binary_cross_entropy")
+    if input.numel():  # PyTorch's range check (one host sync)
+        lo, hi = input.detach().amin().item(), input.detach().amax().item()
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise ValueError(f"binary_cross_entropy: input must hold probabilities in [0, 1], got values in [{lo}, {hi}]")
     loss = _BinaryCrossEntropy.apply(input, y)
     if weight is not None:
         loss = loss * _elementwise_weight(weight, input, "binary_cross_entropy")
