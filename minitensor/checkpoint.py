@@ -1,7 +1,7 @@
 """Checkpoints: module state dicts and safetensors files (no pickle).
 
-* :func:`state_dict` / :func:`load_state_dict` work on any :class:`~minitensor.Module` (nn layers
-  also have them as methods): parameters and buffers under dotted names such as ``"0.weight"``.
+* :func:`load_state_dict` (``Module.load_state_dict``) copies a state dict into a module's parameters and
+  buffers in place, checking every name and shape first.
 * :func:`save` writes ``{name: Tensor or ndarray}`` in the safetensors format atomically (a temp
   file in the same directory, fsync, ``os.replace``), so a crash mid-write leaves any old file intact.
 * :func:`load` reads one back as tensors on a chosen backend.
@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .autodiff import no_grad
 from .backends import get_backend
 from .creation import inferred_dtype
 from .errors import MinitensorError
@@ -32,28 +33,9 @@ class LoadResult(NamedTuple):
     unexpected_keys: list[str]
 
 
-def _slots(module: Module) -> dict[str, tuple[Module, str, str]]:
-    """Dotted name -> (owning module, attribute name, "parameter" | "buffer") in state-dict order."""
-    slots: dict[str, tuple[Module, str, str]] = {}
-    for prefix, m in module.named_modules():
-        for name in m._parameters:
-            slots[f"{prefix}.{name}" if prefix else name] = (m, name, "parameter")
-        for name in m._buffers:
-            slots[f"{prefix}.{name}" if prefix else name] = (m, name, "buffer")
-    return slots
-
-
-def _current(owner: Module, attr: str, kind: str) -> Any:
-    return owner._parameters[attr].value if kind == "parameter" else owner._buffers[attr]
-
-
-def state_dict(module: Module) -> dict[str, Tensor]:
-    """Every parameter and buffer of ``module`` by dotted name, as detached tensors (a snapshot: optimizers replace values)."""
-    out: dict[str, Tensor] = {}
-    for name, (owner, attr, kind) in _slots(module).items():
-        value = _current(owner, attr, kind)
-        out[name] = value.detach() if isinstance(value, Tensor) else value
-    return out
+def _slots(module: Module) -> dict[str, Tensor | None]:
+    """Dotted name -> the parameter or persistent buffer it names, in state-dict order."""
+    return module.state_dict(keep_vars=True)
 
 
 def _to_numpy(value: Any) -> np.ndarray:
@@ -61,7 +43,7 @@ def _to_numpy(value: Any) -> np.ndarray:
 
 
 def load_state_dict(module: Module, state: Mapping[str, Any], strict: bool = True) -> LoadResult:
-    """Copy ``state`` (tensors or arrays by dotted name) into ``module``'s parameters and buffers.
+    """Copy ``state`` (tensors or arrays by dotted name) into ``module``'s parameters and buffers, in place.
 
     Values are converted to each target's backend and dtype. Mis-shaped entries always raise; with
     ``strict`` (the default) missing and unexpected names raise too. The error lists every problem.
@@ -71,12 +53,11 @@ def load_state_dict(module: Module, state: Mapping[str, Any], strict: bool = Tru
     missing = [name for name in slots if name not in state]
     unexpected = [name for name in state if name not in slots]
     mismatched = []
-    for name, (owner, attr, kind) in slots.items():
-        if name in state:
-            have = tuple(getattr(_current(owner, attr, kind), "shape", ()))
-            got = tuple(np.shape(state[name]) if not isinstance(state[name], Tensor) else state[name].shape)
-            if have != got:
-                mismatched.append(f"{name}: checkpoint has shape {got}, module has {have}")
+    for name, current in slots.items():
+        if name in state and current is not None:
+            got = tuple(state[name].shape if isinstance(state[name], Tensor) else np.shape(state[name]))
+            if current.shape != got:
+                mismatched.append(f"{name}: checkpoint has shape {got}, module has {current.shape}")
     problems = []
     if mismatched:
         problems.append("mis-shaped: " + "; ".join(mismatched))
@@ -86,16 +67,11 @@ def load_state_dict(module: Module, state: Mapping[str, Any], strict: bool = Tru
         problems.append("unexpected: " + ", ".join(unexpected))
     if problems:
         raise CheckpointError(f"cannot load state dict into {type(module).__name__}: " + " | ".join(problems))
-    for name, (owner, attr, kind) in slots.items():
-        if name not in state:
-            continue
-        old = _current(owner, attr, kind)
-        array = _to_numpy(state[name]).astype(old.dtype, copy=False)
-        new = Tensor(old.backend.from_numpy(array), old.backend)
-        if kind == "parameter":
-            owner._parameters[attr].update(new)
-        else:
-            owner.set_buffer(attr, new)
+    with no_grad():
+        for name, current in slots.items():
+            if name in state and current is not None:
+                array = _to_numpy(state[name]).astype(current.dtype, copy=False)
+                current.copy_(Tensor(current.backend.from_numpy(array), current.backend))
     return LoadResult(missing, unexpected)
 
 

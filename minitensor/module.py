@@ -1,40 +1,51 @@
-"""Module and Parameter: trees of trainable values, in the PyTorch/Minitorch style."""
+"""Module and Parameter: trees of trainable tensors, as ``torch.nn.Module`` and ``torch.nn.Parameter``.
+
+Assigning a :class:`Parameter` or a :class:`Module` to a module attribute registers it by name;
+:meth:`Module.register_buffer` registers state that is saved but not trained. Dotted names
+(``"0.weight"``) address anything in the tree, as in PyTorch state dicts.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import dtypes
+from .autodiff import no_grad
+from .scalar import Scalar
+from .tensor import Tensor
 
-class Parameter:
-    """A trainable value (Scalar or Tensor) held by a Module. ``update`` swaps in a new value."""
 
-    def __init__(self, value: Any, name: str | None = None):
-        self.name = name
-        self.value = value
-        self._mark()
+class Parameter(Tensor):
+    """A Tensor that a Module trains: a leaf that requires grad by default (``torch.nn.Parameter``).
 
-    def _mark(self) -> None:
-        if hasattr(self.value, "requires_grad_"):
-            self.value.requires_grad_(True)
-        elif hasattr(self.value, "requires_grad"):
-            self.value.requires_grad = True
+    ``Parameter(t)`` shares ``t``'s storage. Everything a Tensor does a Parameter does; results of ops on it are
+    plain Tensors.
+    """
 
-    def update(self, value: Any) -> None:
-        """Replace the held value (it becomes a trainable leaf)."""
-        self.value = value
-        self._mark()
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            from .creation import empty
 
-    @property
-    def grad(self) -> Any:
-        return getattr(self.value, "grad", None)
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter takes a Tensor, got {type(data).__name__}")
+        super().__init__(data._data, data.backend, requires_grad=requires_grad)
 
     def __repr__(self) -> str:
-        return f"Parameter({self.value!r})"
+        return "Parameter containing:\n" + super().__repr__()
+
+
+def _replace_value(param: Tensor, new: Tensor) -> None:
+    """Point ``param`` at ``new``'s storage and backend, keeping the object (what ``param.data = new`` does)."""
+    param._data, param.backend = new._data, new.backend
+
+
+_Trainable = (Parameter, Scalar)
 
 
 class Module:
-    """A node in a tree of modules. Assigning a Module or Parameter attribute registers it by name."""
+    """A node in a tree of modules (``torch.nn.Module``): subclasses call ``super().__init__()`` and define ``forward``."""
 
     training: bool
 
@@ -42,21 +53,38 @@ class Module:
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if "_modules" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() before assigning {name!r}")
-        for registry in (self._modules, self._parameters, self._buffers):
-            registry.pop(name, None)
         if isinstance(value, Parameter):
-            if value.name is None:
-                value.name = name
+            self._forget(name)
             self._parameters[name] = value
         elif isinstance(value, Module):
+            self._forget(name)
             self._modules[name] = value
+        elif name in self._parameters:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} (a Parameter or None is required)")
+            self._parameters[name] = None
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} to buffer {name!r} (a Tensor or None is required)")
+            self._buffers[name] = value
+        elif name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to child module {name!r} (a Module or None is required)")
+            self._modules[name] = None
         else:
             object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        for registry in (self._modules, self._parameters, self._buffers):
+            registry.pop(name, None)
+        self._non_persistent.discard(name)
+        self.__dict__.pop(name, None)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails.
@@ -70,108 +98,206 @@ class Module:
         for registry in (self._modules, self._parameters, self._buffers):
             if name in registry:
                 del registry[name]
+                self._non_persistent.discard(name)
                 return
         object.__delattr__(self, name)
 
-    def add_parameter(self, name: str, value: Any) -> Parameter:
-        """Register ``value`` as a Parameter called ``name`` and return it."""
-        param = Parameter(value, name)
-        self.__setattr__(name, param)
-        return param
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules) | set(self._buffers))
 
-    def register_buffer(self, name: str, value: Any) -> None:
-        """Register non-trainable state (e.g. BatchNorm running statistics) that checkpoints and ``to`` include."""
-        self._buffers.pop(name, None)
-        self.__dict__.pop(name, None)
-        self._buffers[name] = value
+    # --- registration ---
 
-    def set_buffer(self, name: str, value: Any) -> None:
-        """Replace the value of the existing buffer ``name``."""
-        if name not in self._buffers:
-            raise KeyError(f"{type(self).__name__} has no buffer {name!r}")
-        self._buffers[name] = value
+    def register_parameter(self, name: str, param: Parameter | Scalar | None) -> None:
+        """Register ``param`` under ``name`` (None reserves the name). A :class:`Scalar` may be registered too
+        (minitensor's scalar autodiff); it is marked as requiring grad."""
+        if param is not None and not isinstance(param, _Trainable):
+            raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r} (a Parameter or None is required)")
+        if isinstance(param, Scalar):
+            param.requires_grad = True
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register non-trainable state (e.g. BatchNorm running statistics); ``state_dict`` includes it when persistent."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot register {type(tensor).__name__} as buffer {name!r} (a Tensor or None is required)")
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """Register ``module`` as the child ``name`` (``add_module``)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module")
+        self._forget(name)
+        self._modules[name] = module
+
+    add_module = register_module
+
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at dotted path ``target`` (``""`` is self)."""
+        module = self
+        for part in target.split(".") if target else []:
+            child = module._modules.get(part)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no submodule {part!r} (looking up {target!r})")
+            module = child
+        return module
+
+    def get_parameter(self, target: str) -> Any:
+        """The parameter at dotted path ``target``."""
+        owner, _, name = target.rpartition(".")
+        module = self.get_submodule(owner)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter {name!r} (looking up {target!r})")
+        return module._parameters[name]
 
     # --- traversal ---
 
-    def children(self) -> list[Module]:
-        return list(self._modules.values())
-
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """(dotted name, module) for this module and every descendant, parents first."""
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """(dotted name, module) for this module and every descendant, parents first, each module once."""
+        memo = set() if memo is None else memo
+        if remove_duplicate and id(self) in memo:
+            return
+        memo.add(id(self))
         yield prefix, self
         for name, child in self._modules.items():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+            if child is not None:
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
-    def modules(self) -> list[Module]:
-        """All descendant modules (not including self), in definition order."""
-        return [m for _, m in self.named_modules()][1:]
+    def modules(self) -> Iterator[Module]:
+        """This module and every descendant, parents first."""
+        for _, module in self.named_modules():
+            yield module
 
-    def named_parameters(self) -> list[tuple[str, Parameter]]:
-        """(dotted name, Parameter) pairs: sub-modules' first, in definition order, then this module's own."""
-        out: list[tuple[str, Parameter]] = []
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """(name, child) for each direct child, each module once."""
+        seen: set[int] = set()
         for name, child in self._modules.items():
-            out.extend((f"{name}.{n}", p) for n, p in child.named_parameters())
-        out.extend(self._parameters.items())
-        return out
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
 
-    def parameters(self) -> list[Parameter]:
-        return [p for _, p in self.named_parameters()]
+    def children(self) -> Iterator[Module]:
+        for _, child in self.named_children():
+            yield child
 
-    def named_buffers(self) -> list[tuple[str, Any]]:
-        out: list[tuple[str, Any]] = []
-        for name, child in self._modules.items():
-            out.extend((f"{name}.{n}", b) for n, b in child.named_buffers())
-        out.extend(self._buffers.items())
-        return out
+    def _named_members(self, registry: str, prefix: str, recurse: bool) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix) if recurse else iter([(prefix, self)])
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Any]]:
+        """(dotted name, Parameter): this module's own first, then each child's, in registration order; shared
+        parameters once."""
+        return self._named_members("_parameters", prefix, recurse)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Any]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every child (recursively), then on self; returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
 
     # --- moving and saving ---
 
-    def to(self, target: Any) -> Module:
-        """Move every parameter and buffer to a backend (name or Backend) or cast to a dtype; returns self.
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move every parameter and buffer to a backend and/or cast floats to a dtype, in place; returns self.
 
-        Parameters stay the same Parameter objects (optimizers built earlier still see them) and become
-        fresh leaves; a gradient is dropped when its value actually moves.
+        Takes what ``Tensor.to`` takes (``"fast"``, ``mt.float64``, both). Parameters stay the same objects (an
+        optimizer built earlier still sees them); gradients move with them. Integer buffers keep their dtype.
         """
-        from .autodiff import no_grad
+        return self._convert(lambda t: t.to(*args, **kwargs) if t.is_floating_point() else t.to(*_backends_only(args, kwargs)))
 
+    def float(self) -> Module:
+        """Cast floating-point parameters and buffers to float32."""
+        return self._convert(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self) -> Module:
+        """Cast floating-point parameters and buffers to float64."""
+        return self._convert(lambda t: t.double() if t.is_floating_point() else t)
+
+    def _convert(self, fn: Callable[[Tensor], Tensor]) -> Module:
         with no_grad():
-            for _, m in self.named_modules():
-                for param in m._parameters.values():
-                    if hasattr(param.value, "to"):
-                        moved = param.value.to(target)
-                        if moved is not param.value:
-                            param.update(moved.detach())
-                for name, buffer in list(m._buffers.items()):
-                    if hasattr(buffer, "to"):
-                        m._buffers[name] = buffer.to(target).detach()
+            for module in self.modules():
+                for param in module._parameters.values():
+                    if isinstance(param, Tensor):
+                        moved = fn(param)
+                        if moved is not param:
+                            _replace_value(param, moved)
+                            if param.grad is not None:
+                                param.grad = fn(param.grad)
+                for name, buffer in module._buffers.items():
+                    if buffer is not None:
+                        module._buffers[name] = fn(buffer)
         return self
 
-    def state_dict(self) -> dict[str, Any]:
-        """Parameters and buffers by dotted name (see :mod:`minitensor.checkpoint`)."""
-        from .checkpoint import state_dict
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Any]:
+        """Parameters and persistent buffers by dotted name, detached (sharing storage) unless ``keep_vars``."""
+        out: dict[str, Any] = {}
+        for module_prefix, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            for registry in (module._parameters, module._buffers):
+                for name, value in registry.items():
+                    if value is None or (registry is module._buffers and name in module._non_persistent):
+                        continue
+                    key = f"{module_prefix}.{name}" if module_prefix else name
+                    out[key] = value if keep_vars or not isinstance(value, Tensor) else value.detach()
+        return out
 
-        return state_dict(self)
-
-    def load_state_dict(self, state: Any, strict: bool = True) -> Any:
-        """Copy ``state`` into this module's parameters and buffers; mismatches raise a CheckpointError listing them all."""
+    def load_state_dict(self, state_dict: Any, strict: bool = True) -> Any:
+        """Copy ``state_dict`` into this module's parameters and buffers in place; mismatches raise a CheckpointError
+        listing them all. Returns ``(missing_keys, unexpected_keys)``."""
         from .checkpoint import load_state_dict
 
-        return load_state_dict(self, state, strict=strict)
+        return load_state_dict(self, state_dict, strict=strict)
 
     # --- modes and gradients ---
 
     def train(self, mode: bool = True) -> Module:
-        for _, m in self.named_modules():
-            object.__setattr__(m, "training", mode)
+        """Set training mode (dropout active, batch statistics used) on self and every descendant."""
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
         return self
 
     def eval(self) -> Module:
         return self.train(False)
 
-    def zero_grad(self) -> None:
-        for p in self.parameters():
-            if hasattr(p.value, "grad"):
-                p.value.grad = None
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter (e.g. to freeze a sub-model)."""
+        for param in self.parameters():
+            if isinstance(param, Tensor):
+                param.requires_grad_(requires_grad)
+            else:
+                param.requires_grad = requires_grad
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (or zero it in place with ``set_to_none=False``)."""
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none or not isinstance(param.grad, Tensor):
+                param.grad = None
+            else:
+                with no_grad():
+                    param.grad.zero_()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
@@ -187,10 +313,25 @@ class Module:
 
     def __repr__(self) -> str:
         head = f"{type(self).__name__}({self.extra_repr()}"
-        if not self._modules:
+        children = list(self.named_children())
+        if not children:
             return head + ")"
         lines = [head]
-        for name, child in self._modules.items():
+        for name, child in children:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + "\n)"
+
+
+def _backends_only(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The backend targets among ``Module.to``'s arguments (integer buffers move but keep their dtype)."""
+    out = [a.backend if isinstance(a, Tensor) else a for a in (*args, kwargs.get("backend"), kwargs.get("device"))]
+    return tuple(a for a in out if a is not None and not _is_dtype(a))
+
+
+def _is_dtype(value: Any) -> bool:
+    try:
+        dtypes.as_dtype(value)
+    except Exception:
+        return False
+    return True

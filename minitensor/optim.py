@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .autodiff import no_grad
-from .module import Module, Parameter
+from .module import Module
 from .tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSProp", "RMSprop", "Adagrad", "LRScheduler", "StepLR", "CosineAnnealingLR"]
@@ -37,12 +37,12 @@ class Optimizer:
         for group in groups:
             members = list(group["params"])
             for p in members:
-                if not isinstance(p, Parameter):
-                    raise TypeError(f"optimizers take Parameters (model.parameters()), got {type(p).__name__}")
+                if not isinstance(p, Tensor):
+                    raise TypeError(f"optimizers take Tensors (model.parameters()), got {type(p).__name__}")
             self.param_groups.append({**self.defaults, **group, "params": members})
         self.state: dict[int, dict[str, Any]] = {}
 
-    def _indexed(self) -> Iterable[tuple[int, Parameter, dict[str, Any]]]:
+    def _indexed(self) -> Iterable[tuple[int, Tensor, dict[str, Any]]]:
         i = 0
         for group in self.param_groups:
             for p in group["params"]:
@@ -60,22 +60,16 @@ class Optimizer:
 
     def zero_grad(self) -> None:
         for _, p, _ in self._indexed():
-            if isinstance(p.value, Tensor):
-                p.value.grad = None
+            p.grad = None
 
     def step(self) -> None:
         """One update of every parameter that has a gradient."""
         with no_grad():
             for i, p, group in self._indexed():
-                value = p.value
-                grad = value.grad
+                grad = p.grad
                 if grad is None:
                     continue
-                new = self._update(value.detach(), grad.detach(), self.state.setdefault(i, {}), group)
-                if new.dtype != value.dtype:
-                    new = new.cast(value.dtype)
-                new.grad = grad
-                p.update(new)
+                p.copy_(self._update(p.detach(), grad.detach(), self.state.setdefault(i, {}), group))
 
     def _update(self, p: Tensor, g: Tensor, state: dict[str, Any], group: dict[str, Any]) -> Tensor:
         raise NotImplementedError
@@ -106,7 +100,7 @@ class Optimizer:
         params = {i: p for i, p, _ in self._indexed()}
         self.state = {}
         for i, entry in state_dict["state"].items():
-            like = params[int(i)].value
+            like = params[int(i)]
             self.state[int(i)] = {k: (_on(like, v) if isinstance(v, np.ndarray) else v) for k, v in entry.items()}
 
 

@@ -61,12 +61,12 @@ class Trainer:
     def _input(self, x: Any) -> Any:
         if isinstance(x, Tensor):
             return x
-        params = self.model.parameters()
+        params = list(self.model.parameters())
         if not params:
             from .creation import tensor
 
             return tensor(np.asarray(x))
-        like = params[0].value
+        like = params[0]
         return Tensor(like.backend.from_numpy(np.asarray(x, dtype=like.dtype)), like.backend)
 
     def _run(self, batches: Iterable[tuple[Any, Any]], train: bool, desc: str, progress: bool) -> dict[str, float]:

@@ -293,7 +293,7 @@ def save_checkpoint(path: str | Path, model: Any, optimizer: Any = None, meta: d
 
     from minitensor import checkpoint
 
-    arrays: dict[str, Any] = {f"model.{k}": v for k, v in checkpoint.state_dict(model).items()}
+    arrays: dict[str, Any] = {f"model.{k}": v for k, v in model.state_dict().items()}
     optim_meta: dict[str, Any] = {}
     if optimizer is not None:
         state = optimizer.state_dict()

@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
     standardize = Standardize(data.X_train, per_pixel=args.model == "mlp")
     loader = DataLoader(data.X_train, data.y_train, args.batch_size, shuffle=True, seed=args.seed)
-    n_params = sum(p.value.numel() for p in model.parameters())
+    n_params = sum(p.numel() for p in model.parameters())
     log(f"{data.name}: {len(data.X_train)} train / {len(data.X_test)} test images of shape {data.image_shape}; "
         f"{args.model} ({n_params} parameters) on backend {backend!r}, {args.dtype}; "
         f"{type(optimizer).__name__} lr={lr}, batch {args.batch_size}")

@@ -14,7 +14,7 @@ import argparse
 import math
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -36,7 +36,7 @@ from common import (  # noqa: E402
 )
 
 import minitensor  # noqa: E402
-from minitensor import Module, Parameter, Scalar  # noqa: E402
+from minitensor import Module, Scalar  # noqa: E402
 from minitensor.data_loader import DataLoader  # noqa: E402
 from minitensor.datasets import TOY_DATASETS, toy  # noqa: E402
 
@@ -48,18 +48,21 @@ class ScalarLinear(Module):
         super().__init__()
         self.in_size, self.out_size = in_size, out_size
         bound = math.sqrt(6.0 / in_size)  # He-uniform: keeps ReLU activations at a steady scale
-        self.weights = [
-            [self.add_parameter(f"w_{i}_{j}", Scalar(rng.uniform(-bound, bound))) for j in range(out_size)]
-            for i in range(in_size)
-        ]
-        self.bias = [self.add_parameter(f"b_{j}", Scalar(0.0)) for j in range(out_size)]
+        self.weights = [[self._scalar(f"w_{i}_{j}", rng.uniform(-bound, bound)) for j in range(out_size)] for i in range(in_size)]
+        self.bias = [self._scalar(f"b_{j}", 0.0) for j in range(out_size)]
+
+    def _scalar(self, name: str, value: float) -> Scalar:
+        """A trainable Scalar registered as parameter ``name``."""
+        scalar = Scalar(value)
+        self.register_parameter(name, scalar)
+        return scalar
 
     def forward(self, inputs: Sequence[Scalar | float]) -> list[Scalar]:
         outs = []
         for j in range(self.out_size):
-            acc = self.bias[j].value
+            acc = self.bias[j]
             for i in range(self.in_size):
-                acc = acc + inputs[i] * self.weights[i][j].value
+                acc = acc + inputs[i] * self.weights[i][j]
             outs.append(acc)
         return outs
 
@@ -93,18 +96,18 @@ def bce_with_logit(logit: Scalar, label: int) -> Scalar:
 class SGD:
     """Plain SGD on Scalar parameters: ``w <- w - lr * grad``."""
 
-    def __init__(self, parameters: list[Parameter], lr: float):
-        self.parameters = parameters
+    def __init__(self, parameters: Iterable[Scalar], lr: float):
+        self.parameters = list(parameters)
         self.lr = lr
 
     def zero_grad(self) -> None:
         for p in self.parameters:
-            p.value.grad = None
+            p.grad = None
 
     def step(self) -> None:
         for p in self.parameters:
-            if p.value.grad is not None:
-                p.update(Scalar(p.value.data - self.lr * p.value.grad))
+            if p.grad is not None:
+                p.data -= self.lr * p.grad
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         if set(state) != set(params):
             raise ProjectError(f"{args.resume} does not hold a {args.hidden}-hidden Scalar MLP checkpoint")
         for name, p in params.items():
-            p.update(Scalar(float(state[name].reshape(-1)[0])))
+            p.data = float(state[name].reshape(-1)[0])
         start_epoch = int(flat["meta.epoch"].reshape(-1)[0])
         for key in history:
             saved = subtree(flat, f"history.{key}")
@@ -146,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
     loader = DataLoader(data.X, data.y, args.batch_size, shuffle=True, seed=args.seed)
     log(f"dataset {args.dataset}: {len(data)} points ({data.description}); model 2-{args.hidden}-1, "
-        f"{len(model.parameters())} Scalar parameters; SGD lr={args.lr}, batch {args.batch_size}")
+        f"{len(list(model.parameters()))} Scalar parameters; SGD lr={args.lr}, batch {args.batch_size}")
     for epoch in range(start_epoch + 1, start_epoch + args.epochs + 1):
         loader.set_epoch(epoch - 1)
         total = 0.0
@@ -169,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
     final_acc = history["acc"][-1] if history["acc"] else accuracy(model, data.X, data.y)
     if args.save:
-        state = {name: np.array(p.value.data) for name, p in model.named_parameters()}
+        state = {name: np.array(p.data) for name, p in model.named_parameters()}
         save_arrays(args.save, {"model": state, "meta": {"epoch": np.array(start_epoch + args.epochs)}, "history": history})
         log(f"saved checkpoint to {args.save}")
     if args.plot:

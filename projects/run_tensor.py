@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
     loader = DataLoader(data.X, data.y, args.batch_size, shuffle=True, seed=args.seed)
-    n_params = sum(p.value.numel() for p in model.parameters())
+    n_params = sum(p.numel() for p in model.parameters())
     log(f"dataset {args.dataset}: {len(data)} points ({data.description}); MLP 2-{args.hidden}-{args.hidden}-1 "
         f"({n_params} parameters) on backend {backend!r}; {type(optimizer).__name__} lr={args.lr}, batch {args.batch_size}")
     show = not (args.no_progress or args.quiet)

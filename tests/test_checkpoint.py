@@ -38,7 +38,7 @@ def test_round_trip(backend, tmp_path):
     model.eval()
     other.eval()
     np.testing.assert_array_equal(other(x).to_numpy(), model(x).to_numpy())
-    assert all(p.value.requires_grad for p in other.parameters())
+    assert all(p.requires_grad for p in other.parameters())
 
 
 def test_load_converts_backend_and_dtype(backend, tmp_path):
@@ -48,8 +48,8 @@ def test_load_converts_backend_and_dtype(backend, tmp_path):
     target = _model(backend, "float32")
     checkpoint.load_state_dict(target, mt.load(path))  # loaded on the default backend, converted on load
     for (name, p), (_, q) in zip(model.named_parameters(), target.named_parameters()):
-        assert q.value.backend.name == backend and q.value.dtype == np.float32, name
-        np.testing.assert_allclose(q.value.to_numpy(), p.value.to_numpy(), rtol=1e-6)
+        assert q.backend.name == backend and q.dtype == np.float32, name
+        np.testing.assert_allclose(q.to_numpy(), p.to_numpy(), rtol=1e-6)
     assert mt.load(path)["0.weight"].dtype == np.float64  # dtype stored in the file
 
 
@@ -91,13 +91,13 @@ def test_mismatched_state_dict_lists_every_problem():
     state["extra.weight"] = mt.zeros(2)
     state["3.weight"] = mt.zeros(3, 9)
     state["1.weight"] = np.zeros(5)
-    before = model.parameters()[0].value.to_numpy()
+    before = next(model.parameters()).to_numpy()
     with pytest.raises(CheckpointError) as info:
         model.load_state_dict(state)
     message = str(info.value)
     for fragment in ("0.bias", "1.running_var", "extra.weight", "3.weight", "(3, 9)", "(3, 8)", "1.weight"):
         assert fragment in message
-    np.testing.assert_array_equal(model.parameters()[0].value.to_numpy(), before)  # nothing changed
+    np.testing.assert_array_equal(next(model.parameters()).to_numpy(), before)  # nothing changed
     del state["3.weight"], state["1.weight"]
     result = checkpoint.load_state_dict(model, state, strict=False)
     assert result.missing_keys == ["0.bias", "1.weight", "1.running_var", "3.weight"]

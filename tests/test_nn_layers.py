@@ -31,12 +31,12 @@ def directional_grad_check(fn, x, param_tensors, backend, eps=1e-6, tol=1e-6):
 
 def test_linear(backend):
     layer = nn.Linear(4, 3, backend=backend)
-    assert layer.weight.value.shape == (3, 4) and layer.bias.value.shape == (3,)
+    assert layer.weight.shape == (3, 4) and layer.bias.shape == (3,)
     assert repr(layer) == "Linear(in_features=4, out_features=3, bias=True)"
     x = RNG.standard_normal((2, 4))
-    w, b = layer.weight.value.to_numpy(), layer.bias.value.to_numpy()
+    w, b = layer.weight.to_numpy(), layer.bias.to_numpy()
     np.testing.assert_allclose(layer(mt.tensor(x, backend=backend)).to_numpy(), x @ w.T + b, rtol=1e-10)
-    directional_grad_check(layer, x, [layer.weight.value, layer.bias.value], backend)
+    directional_grad_check(layer, x, [layer.weight, layer.bias], backend)
     assert [n for n, _ in nn.Linear(2, 2, bias=False, backend=backend).named_parameters()] == ["weight"]
     x3 = RNG.standard_normal((2, 2, 4))  # extra leading dims broadcast
     np.testing.assert_allclose(layer(mt.tensor(x3, backend=backend)).to_numpy(), x3 @ w.T + b, rtol=1e-10)
@@ -46,10 +46,10 @@ def test_conv_layers(backend):
     conv = nn.Conv2d(2, 3, (3, 2), stride=(2, 1), padding=1, backend=backend)
     assert repr(conv) == "Conv2d(2, 3, kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), bias=True)"
     x = RNG.standard_normal((1, 2, 4, 3))
-    expected = nn.conv2d(mt.tensor(x, backend=backend), conv.weight.value, conv.bias.value, (2, 1), 1).to_numpy()
+    expected = nn.conv2d(mt.tensor(x, backend=backend), conv.weight, conv.bias, (2, 1), 1).to_numpy()
     np.testing.assert_allclose(conv(mt.tensor(x, backend=backend)).to_numpy(), expected)
     assert conv(mt.tensor(x, backend=backend)).shape == (1, 3, 2, 4)
-    directional_grad_check(conv, x, [conv.weight.value], backend)
+    directional_grad_check(conv, x, [conv.weight], backend)
     conv1 = nn.Conv1d(2, 2, 3, padding=1, bias=False, backend=backend)
     assert conv1(mt.zeros(2, 2, 5, backend=backend)).shape == (2, 2, 5)
     assert conv1.bias is None
@@ -101,14 +101,14 @@ def test_batchnorm(backend, kind):
     np.testing.assert_allclose(layer.running_mean.to_numpy(), rm)  # eval does not update
     layer.train()
     if backend != "cuda" or kind == "2d":  # the CUDA simulator is slow
-        directional_grad_check(layer, x, [layer.weight.value, layer.bias.value], backend)
+        directional_grad_check(layer, x, [layer.weight, layer.bias], backend)
     with pytest.raises(ShapeError):
         layer(mt.zeros(2, 4, backend=backend))
 
 
 def test_embedding(backend):
     emb = nn.Embedding(5, 3, backend=backend)
-    w = emb.weight.value.to_numpy()
+    w = emb.weight.to_numpy()
     idx = np.array([[1, 4], [1, 0]])
     out = emb(idx)
     assert out.shape == (2, 2, 3)
@@ -116,8 +116,10 @@ def test_embedding(backend):
     (out * mt.tensor(np.arange(12.0).reshape(2, 2, 3), backend=backend)).sum().backward()
     expected = np.zeros((5, 3))
     np.add.at(expected, idx.reshape(-1), np.arange(12.0).reshape(4, 3))  # repeated index 1 accumulates
-    np.testing.assert_allclose(emb.weight.value.grad.to_numpy(), expected)
-    np.testing.assert_allclose(emb(mt.tensor([3.0], backend=backend)).to_numpy(), w[[3]])
+    np.testing.assert_allclose(emb.weight.grad.to_numpy(), expected)
+    np.testing.assert_allclose(emb(mt.tensor([3], backend=backend)).to_numpy(), w[[3]])
+    with pytest.raises(mt.DTypeError):
+        emb(mt.tensor([3.0], backend=backend))  # float indices are refused, as in torch
     with pytest.raises(IndexError):
         emb([5])
 
@@ -132,46 +134,68 @@ def test_sequential_and_repr(backend):
 
 def test_to_moves_parameters_and_buffers(backend):
     model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
-    params = model.parameters()
-    before = [p.value.to_numpy() for p in params]
+    params = list(model.parameters())
+    before = [p.to_numpy() for p in params]
     assert model.to(backend) is model
-    assert model.parameters() == params  # same Parameter objects
+    assert list(model.parameters()) == params  # same Parameter objects
     for p, old in zip(params, before):
-        assert p.value.backend.name == backend and p.value.requires_grad and p.value.is_leaf()
-        np.testing.assert_array_equal(p.value.to_numpy(), old)
+        assert p.backend.name == backend and p.requires_grad and p.is_leaf
+        np.testing.assert_array_equal(p.to_numpy(), old)
     assert all(b.backend.name == backend for _, b in model.named_buffers())
     model.to("float32")
-    assert all(p.value.dtype == np.float32 for p in params)
+    assert all(p.dtype == np.float32 for p in params)
     assert all(b.dtype == np.float32 for _, b in model.named_buffers())
     out = model(mt.zeros(4, 3, backend=backend, dtype="float32"))
     assert out.dtype == np.float32 and out.backend.name == backend
-    plain = mt.Module()
+    plain = mt.nn.Module()
     plain.lin = nn.Linear(2, 2)
-    nn.to(plain, backend)  # works for any Module
-    assert plain.lin.weight.value.backend.name == backend
+    plain.to(backend)  # works for any Module
+    assert plain.lin.weight.backend.name == backend
 
 
-def test_init():
+def test_init_matches_torch_formulas():
+    """Each initializer's bound or spread follows torch's formula for the same shape and options."""
+    torch = pytest.importorskip("torch")
+    assert init.calculate_gain("leaky_relu", 0.2) == pytest.approx(torch.nn.init.calculate_gain("leaky_relu", 0.2))
+    assert init.calculate_gain("tanh") == pytest.approx(torch.nn.init.calculate_gain("tanh"))
     mt.manual_seed(0)
-    assert init.calculate_fans((8, 4, 3, 3)) == (36, 72)
-    w = init.kaiming_uniform((200, 50), nonlinearity="relu")
-    bound = math.sqrt(2) * math.sqrt(3 / 50)
-    assert np.abs(w.to_numpy()).max() <= bound and np.abs(w.to_numpy()).max() > 0.9 * bound
-    assert init.xavier_normal((300, 200)).to_numpy().std() == pytest.approx(math.sqrt(2 / 500), rel=0.05)
-    assert init.kaiming_normal((400, 100)).to_numpy().std() == pytest.approx(math.sqrt(2 / 100), rel=0.05)
-    x = init.xavier_uniform((30, 20), gain=2.0, dtype="float32")
-    assert x.dtype == np.float32 and np.abs(x.to_numpy()).max() <= 2 * math.sqrt(6 / 50)
-    assert np.all(init.ones(3).to_numpy() == 1) and np.all(init.zeros((2, 2)).to_numpy() == 0)
-    assert 0 <= init.uniform(100, 0.0, 0.5).to_numpy().min() and init.uniform(100, 0.0, 0.5).to_numpy().max() < 0.5
-    mt.manual_seed(1)
-    a = init.normal((3,), 1.0, 2.0).to_numpy()
-    mt.manual_seed(1)
-    np.testing.assert_array_equal(a, init.normal((3,), 1.0, 2.0).to_numpy())
+    cases = [
+        (lambda t: init.kaiming_uniform_(t, nonlinearity="relu"), (200, 50), "uniform", math.sqrt(2) * math.sqrt(3 / 50)),
+        (lambda t: init.kaiming_uniform_(t, a=math.sqrt(5)), (60, 8, 3, 3), "uniform", math.sqrt(6 / 6 / 72)),
+        (lambda t: init.xavier_uniform_(t, gain=2.0), (30, 20), "uniform", 2 * math.sqrt(6 / 50)),
+        (lambda t: init.kaiming_normal_(t, mode="fan_out"), (100, 400), "normal", math.sqrt(2 / 1.0001) / math.sqrt(100)),
+        (lambda t: init.xavier_normal_(t), (300, 200), "normal", math.sqrt(2 / 500)),
+        (lambda t: init.normal_(t, 1.0, 2.0), (100, 100), "normal", 2.0),
+        (lambda t: init.uniform_(t, -0.5, 0.5), (100, 100), "uniform", 0.5),
+    ]
+    for fill, shape, kind, scale in cases:
+        t = mt.empty(*shape, dtype=mt.float64)
+        assert fill(t) is t
+        values = t.numpy()
+        if kind == "uniform":
+            assert np.abs(values).max() <= scale and np.abs(values).max() > 0.95 * scale, shape
+        else:
+            assert values.std() == pytest.approx(scale, rel=0.05), shape
+    t = init.trunc_normal_(mt.empty(1000), std=1.0, a=-0.5, b=0.5).numpy()
+    assert t.min() >= -0.5 and t.max() <= 0.5 and t.std() > 0.2
+    q = init.orthogonal_(mt.empty(3, 5, dtype=mt.float64)).numpy()
+    np.testing.assert_allclose(q @ q.T, np.eye(3), atol=1e-12)
+    np.testing.assert_array_equal(init.eye_(mt.empty(2, 3)).numpy(), np.eye(2, 3))
     layer = nn.Linear(4, 2)
+    weight = layer.weight
     init.zeros_(layer.weight)
-    assert np.all(layer.weight.value.to_numpy() == 0) and layer.weight.value.requires_grad
+    assert layer.weight is weight and np.all(weight.numpy() == 0) and weight.requires_grad and weight.is_leaf
+    init.constant_(layer.bias, 0.5)
+    assert layer.bias.tolist() == [0.5, 0.5]
+    mt.manual_seed(1)
+    a = init.normal_(mt.empty(3)).numpy()
+    mt.manual_seed(1)
+    np.testing.assert_array_equal(a, init.normal_(mt.empty(3)).numpy())
     with pytest.raises(ShapeError):
-        init.xavier_uniform((3,))
+        init.xavier_uniform_(mt.empty(3))
+    assert nn.Linear(0, 3)(mt.empty(2, 0)).shape == (2, 3)  # zero fan-in works as in torch
+    with pytest.raises(ValueError, match="in_features"):
+        nn.Linear(-1, 3)
 
 
 # --- overfitting small batches ---
@@ -212,6 +236,6 @@ def test_lenet_overfits():
 
 def test_batchnorm_without_affine():
     layer = nn.BatchNorm1d(2, affine=False)
-    assert layer.parameters() == [] and "affine=False" in repr(layer)
+    assert list(layer.parameters()) == [] and "affine=False" in repr(layer)
     x = np.array([[1.0, 2.0], [3.0, 6.0]])
     np.testing.assert_allclose(layer(mt.tensor(x)).to_numpy(), [[-1.0, -1.0], [1.0, 1.0]], rtol=1e-5)

@@ -12,14 +12,21 @@ backend kernels, so they run on every backend.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from ..autodiff import Context
+from ..creation import empty
 from ..errors import ShapeError
+from ..module import Module, Parameter
 from ..tensor import Tensor
 from ..tensor_data import TensorData
 from ..tensor_functions import TensorFunction
+from . import init
+from .linear import bias_bound, factory
+
+__all__ = ["conv1d", "conv2d", "pad", "unfold", "Conv1d", "Conv2d"]
 
 
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
@@ -134,3 +141,54 @@ def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 
     out_c, Cw, k = weight.shape
     out = conv2d(x.reshape(B, C, 1, L), weight.reshape(out_c, Cw, 1, k), bias, stride=(1, int(stride)), padding=(0, int(padding)))
     return out.view(B, out_c, out.shape[3])
+
+
+class _ConvNd(Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel: tuple[int, ...], stride: Any, padding: Any,
+                 bias: bool, backend: Any, dtype: Any):
+        super().__init__()
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
+        self.stride, self.padding = stride, padding
+        kw = factory(None, dtype, backend)
+        self.weight = Parameter(empty(out_channels, in_channels, *kernel, **kw))
+        self.bias = Parameter(empty(out_channels, **kw)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default init: kaiming_uniform_(a=sqrt(5)) weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = bias_bound(self.in_channels * math.prod(self.kernel_size))
+            init.uniform_(self.bias, -bound, bound)
+
+    def _bias(self) -> Tensor | None:
+        return self.bias if self.bias is not None else None
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, bias={self.bias is not None}")
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (B, C, L) inputs; weight (out_channels, in_channels, kernel_size)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0,
+                 bias: bool = True, backend: Any = None, dtype: Any = None):
+        super().__init__(in_channels, out_channels, (int(kernel_size),), int(stride), int(padding), bias, backend, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return conv1d(x, self.weight, self._bias(), self.stride, self.padding)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (B, C, H, W) inputs; weight (out_channels, in_channels, kh, kw)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 bias: bool = True, backend: Any = None, dtype: Any = None):
+        super().__init__(in_channels, out_channels, _pair(kernel_size, "kernel_size"), _pair(stride, "stride"),
+                         _pair(padding, "padding"), bias, backend, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return conv2d(x, self.weight, self._bias(), self.stride, self.padding)
+
+

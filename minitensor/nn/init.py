@@ -1,49 +1,49 @@
-"""Weight initializers drawing from :func:`minitensor.generator` (seed it with ``manual_seed``).
+"""Weight initializers with ``torch.nn.init``'s in-place names and formulas.
 
-Each initializer returns a new tensor of ``shape`` on ``backend`` with ``dtype``. The ``name_``
-variants (``xavier_uniform_(param)``) take a :class:`~minitensor.Parameter` (or a Module attribute
-holding one) and replace its value with a fresh draw of the same shape, backend and dtype.
-Fans follow PyTorch: for a weight of shape (out, in, *kernel), fan_in = in * prod(kernel) and
-fan_out = out * prod(kernel).
+Each ``name_(tensor, ...)`` overwrites ``tensor`` in place (under no_grad, keeping its identity, backend and dtype)
+with a draw from :func:`minitensor.generator` (seed it with ``manual_seed``) and returns it. Fans follow PyTorch:
+for a weight of shape (out, in, *kernel), fan_in = in * prod(kernel) and fan_out = out * prod(kernel).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
-from ..backends import get_backend
+from ..autodiff import no_grad
 from ..creation import generator
-from ..dtypes import as_dtype
 from ..errors import ShapeError
-from ..module import Parameter
 from ..tensor import Tensor
 
-
-def _make(array: np.ndarray, backend: Any, dtype: Any) -> Tensor:
-    chosen = get_backend(backend)
-    return Tensor(chosen.from_numpy(np.asarray(array, dtype=as_dtype(dtype))), chosen)
-
-
-def _shape(shape: Sequence[int] | int) -> tuple[int, ...]:
-    return (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+__all__ = [
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+]
 
 
-def calculate_fans(shape: Sequence[int]) -> tuple[int, int]:
-    """(fan_in, fan_out) of a weight of ``shape`` (at least 2 dims)."""
-    shape = _shape(shape)
+def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
+    """Write host ``values`` into ``tensor`` in place; returns ``tensor``."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"nn.init functions take a Tensor, got {type(tensor).__name__}")
+    source = Tensor(tensor.backend.from_numpy(np.asarray(values, dtype=tensor.dtype).reshape(tensor.shape)), tensor.backend)
+    with no_grad():
+        tensor.copy_(source)
+    return tensor
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight with at least 2 dims."""
+    shape = tensor.shape
     if len(shape) < 2:
-        raise ShapeError(f"fan in and fan out need a weight with at least 2 dims, got shape {shape}")
+        raise ShapeError(f"fan in and fan out need a tensor with at least 2 dims, got shape {shape}")
     receptive = math.prod(shape[2:])
     return shape[1] * receptive, shape[0] * receptive
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """PyTorch's recommended gain for ``nonlinearity`` (linear, conv*, sigmoid, tanh, relu, leaky_relu, selu)."""
-    if nonlinearity in ("linear", "conv1d", "conv2d", "sigmoid", "identity"):
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "sigmoid", "identity"):
         return 1.0
     if nonlinearity == "tanh":
         return 5.0 / 3.0
@@ -57,83 +57,99 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"unsupported nonlinearity {nonlinearity!r}")
 
 
-def zeros(shape: Sequence[int] | int, backend: Any = None, dtype: Any = None) -> Tensor:
-    return _make(np.zeros(_shape(shape)), backend, dtype)
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """Fill with samples from U(a, b)."""
+    return _fill(tensor, generator().uniform(a, b, tensor.shape))
 
 
-def ones(shape: Sequence[int] | int, backend: Any = None, dtype: Any = None) -> Tensor:
-    return _make(np.ones(_shape(shape)), backend, dtype)
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """Fill with samples from N(mean, std^2)."""
+    return _fill(tensor, generator().normal(mean, std, tensor.shape))
 
 
-def constant(shape: Sequence[int] | int, value: float, backend: Any = None, dtype: Any = None) -> Tensor:
-    return _make(np.full(_shape(shape), float(value)), backend, dtype)
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0) -> Tensor:
+    """Fill with samples from N(mean, std^2) conditioned on [a, b] (rejection sampling; ``a < b``)."""
+    if not a < b:
+        raise ValueError(f"trunc_normal_ needs a < b, got a={a}, b={b}")
+    out = np.empty(math.prod(tensor.shape))
+    filled, rng = 0, generator()
+    while filled < out.size:
+        draw = rng.normal(mean, std, max(16, 2 * (out.size - filled)))
+        keep = draw[(draw >= a) & (draw <= b)][: out.size - filled]
+        out[filled : filled + keep.size] = keep
+        filled += keep.size
+    return _fill(tensor, out)
 
 
-def uniform(shape: Sequence[int] | int, a: float = 0.0, b: float = 1.0, backend: Any = None, dtype: Any = None) -> Tensor:
-    """Samples from U(a, b)."""
-    return _make(generator().uniform(a, b, _shape(shape)), backend, dtype)
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
+    return _fill(tensor, np.full(tensor.shape, val))
 
 
-def normal(shape: Sequence[int] | int, mean: float = 0.0, std: float = 1.0, backend: Any = None, dtype: Any = None) -> Tensor:
-    """Samples from N(mean, std^2)."""
-    return _make(generator().normal(mean, std, _shape(shape)), backend, dtype)
+def ones_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 1.0)
 
 
-def xavier_uniform(shape: Sequence[int], gain: float = 1.0, backend: Any = None, dtype: Any = None) -> Tensor:
+def zeros_(tensor: Tensor) -> Tensor:
+    return constant_(tensor, 0.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity (ones on the main diagonal)."""
+    if tensor.dims != 2:
+        raise ShapeError(f"eye_ needs a 2-D tensor, got shape {tensor.shape}")
+    rows, cols = tensor.shape
+    return _fill(tensor, np.eye(rows, cols))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
-    fan_in, fan_out = calculate_fans(shape)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform(shape, -bound, bound, backend, dtype)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out)) if fan_in + fan_out else 0.0
+    return uniform_(tensor, -bound, bound)
 
 
-def xavier_normal(shape: Sequence[int], gain: float = 1.0, backend: Any = None, dtype: Any = None) -> Tensor:
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
-    fan_in, fan_out = calculate_fans(shape)
-    return normal(shape, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), backend, dtype)
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)) if fan_in + fan_out else 0.0)
 
 
-def _kaiming_std(shape: Sequence[int], a: float, mode: str, nonlinearity: str) -> float:
-    fan_in, fan_out = calculate_fans(shape)
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    if tensor.numel() == 0:
+        return 0.0  # nothing to draw (PyTorch warns and does nothing)
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
+    if fan == 0:
+        raise ShapeError(f"cannot initialize a tensor of shape {tensor.shape}: its {mode} is 0")
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_uniform(
-    shape: Sequence[int], a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-    backend: Any = None, dtype: Any = None,
-) -> Tensor:
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
     """U(-b, b) with b = gain * sqrt(3 / fan) (He); ``a`` is the leaky-ReLU slope used in the gain."""
-    bound = math.sqrt(3.0) * _kaiming_std(shape, a, mode, nonlinearity)
-    return uniform(shape, -bound, bound, backend, dtype)
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound)
 
 
-def kaiming_normal(
-    shape: Sequence[int], a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
-    backend: Any = None, dtype: Any = None,
-) -> Tensor:
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan) (He)."""
-    return normal(shape, 0.0, _kaiming_std(shape, a, mode, nonlinearity), backend, dtype)
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity))
 
 
-def _in_place(fn: Callable[..., Tensor]) -> Callable[..., Parameter]:
-    def apply(param: Parameter, *args: Any, **kwargs: Any) -> Parameter:
-        old = param.value
-        param.update(fn(old.shape, *args, backend=old.backend, dtype=old.dtype, **kwargs))
-        return param
-
-    apply.__name__ = fn.__name__ + "_"
-    apply.__doc__ = f"Replace ``param``'s value with :func:`{fn.__name__}` of the same shape, backend and dtype."
-    return apply
-
-
-zeros_ = _in_place(zeros)
-ones_ = _in_place(ones)
-constant_ = _in_place(constant)
-uniform_ = _in_place(uniform)
-normal_ = _in_place(normal)
-xavier_uniform_ = _in_place(xavier_uniform)
-xavier_normal_ = _in_place(xavier_normal)
-kaiming_uniform_ = _in_place(kaiming_uniform)
-kaiming_normal_ = _in_place(kaiming_normal)
+def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """A (semi-)orthogonal matrix (rows or columns orthonormal) times ``gain``, from the QR of a Gaussian draw;
+    dims after the first are flattened."""
+    if tensor.dims < 2:
+        raise ShapeError(f"orthogonal_ needs a tensor with at least 2 dims, got shape {tensor.shape}")
+    rows = tensor.shape[0]
+    cols = math.prod(tensor.shape[1:])
+    flat = generator().normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, gain * q)

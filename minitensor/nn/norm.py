@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..autodiff import no_grad
-from ..backends import get_backend
-from ..dtypes import as_dtype
+from ..creation import ones, zeros
 from ..errors import ShapeError
-from ..module import Parameter
+from ..module import Module, Parameter
 from ..tensor import Tensor
-from . import init
-from .layers import Layer
+from .linear import factory
+
+__all__ = ["BatchNorm1d", "BatchNorm2d"]
 
 
-class _BatchNorm(Layer):
+class _BatchNorm(Module):
     """y = (x - mean) / sqrt(var + eps) * weight + bias over every dim but the channel dim (dim 1).
 
     Training uses the batch statistics and updates ``running_mean``/``running_var`` (buffers) as
@@ -27,11 +27,11 @@ class _BatchNorm(Layer):
                  backend: Any = None, dtype: Any = None):
         super().__init__()
         self.num_features, self.eps, self.momentum, self.affine = num_features, eps, momentum, affine
-        backend, dtype = get_backend(backend), as_dtype(dtype)
-        self.weight = Parameter(init.ones(num_features, backend, dtype)) if affine else None
-        self.bias = Parameter(init.zeros(num_features, backend, dtype)) if affine else None
-        self.register_buffer("running_mean", init.zeros(num_features, backend, dtype))
-        self.register_buffer("running_var", init.ones(num_features, backend, dtype))
+        kw = factory(None, dtype, backend)
+        self.weight = Parameter(ones(num_features, **kw)) if affine else None
+        self.bias = Parameter(zeros(num_features, **kw)) if affine else None
+        self.register_buffer("running_mean", zeros(num_features, **kw))
+        self.register_buffer("running_var", ones(num_features, **kw))
 
     def forward(self, x: Tensor) -> Tensor:
         if x.dims not in self.dims_allowed or x.shape[1] != self.num_features:
@@ -52,14 +52,14 @@ class _BatchNorm(Layer):
                 m = self.momentum
                 batch_mean = mean.detach().view(self.num_features)
                 batch_var = var.detach().view(self.num_features) * (count / (count - 1))
-                self.set_buffer("running_mean", self.running_mean * (1.0 - m) + batch_mean * m)
-                self.set_buffer("running_var", self.running_var * (1.0 - m) + batch_var * m)
+                self.running_mean.mul_(1.0 - m).add_(batch_mean * m)
+                self.running_var.mul_(1.0 - m).add_(batch_var * m)
         else:
             centered = x - self.running_mean.view(*shape)
             var = self.running_var.view(*shape)
         out = centered / (var + self.eps).sqrt()
         if self.weight is not None and self.bias is not None:
-            out = out * self.weight.value.view(*shape) + self.bias.value.view(*shape)
+            out = out * self.weight.view(*shape) + self.bias.view(*shape)
         return out
 
     def extra_repr(self) -> str:
