@@ -175,6 +175,7 @@ class Variable(Protocol):
     unique_id: int
     history: History | None
 
+    @property
     def is_leaf(self) -> bool: ...
 
     def accumulate_grad(self, grad: Any) -> None: ...
@@ -293,7 +294,7 @@ def run_backward(
                 continue
             if wanted is not None and var.unique_id in wanted:
                 found[var.unique_id] = g
-            if var.is_leaf():
+            if var.is_leaf:
                 if wanted is None:
                     var.accumulate_grad(g)
                 continue

@@ -26,6 +26,7 @@ class Scalar:
 
     # --- autodiff protocol ---
 
+    @property
     def is_leaf(self) -> bool:
         return self.history is None
 

@@ -180,6 +180,7 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
 
     # --- autodiff ---
 
+    @property
     def is_leaf(self) -> bool:
         return self.history is None
 

@@ -106,7 +106,7 @@ def test_no_grad_sgd_on_backend_fixture(backend: str) -> None:
     (w * w).sum().backward()
     with mt.no_grad():
         w -= 0.25 * w.grad
-    assert w.is_leaf() and w.requires_grad
+    assert w.is_leaf and w.requires_grad
     np.testing.assert_allclose(w.numpy(), [0.5, -1.0])
 
 
@@ -263,7 +263,7 @@ def test_no_grad_update_keeps_the_leaf(name: str) -> None:
         w *= 2
         w.clamp_(max=1.5)
     assert w is alias and w._data.storage is storage
-    assert w.requires_grad and w.is_leaf() and w.history is None
+    assert w.requires_grad and w.is_leaf and w.history is None
     np.testing.assert_allclose(w.numpy(), [1.4, 1.5])
 
 
@@ -292,7 +292,7 @@ def test_manual_sgd_loop_matches_torch(name: str) -> None:
             tb.grad = None
         close(w, tw)
         close(b, tb)
-    assert w.is_leaf() and w.requires_grad and b.is_leaf() and b.requires_grad
+    assert w.is_leaf and w.requires_grad and b.is_leaf and b.requires_grad
 
 
 @pytest.mark.parametrize("name", CPU_BACKENDS)
@@ -332,7 +332,7 @@ def test_rebased_gradients_match_torch(name: str, chain: Callable[[Any, Any], An
     h, th = a * 2 + 1, ta * 2 + 1
     chain(h, o)
     chain(th, to)
-    assert h.requires_grad and not h.is_leaf()
+    assert h.requires_grad and not h.is_leaf
     close(h, th)
     weights = np.arange(1.0, 7.0).reshape(3, 2)
     (h * mt.tensor(weights, backend=name)).sum().backward()
@@ -354,7 +354,7 @@ def test_plain_tensor_mutated_by_grad_operand(name: str) -> None:
     x.mul_(o)
     tx.mul_(to)
     tx.mul_(to)
-    assert x.requires_grad and not x.is_leaf()
+    assert x.requires_grad and not x.is_leaf
     x.sum().backward()
     tx.sum().backward()
     close(x, tx)
@@ -376,7 +376,7 @@ def test_inplace_on_view_of_leaf_raises(name: str) -> None:
         w[0] += 1  # fine without grad mode: the view is written and written back
         w.t()[1].zero_()
     np.testing.assert_array_equal(w.numpy(), [[2.0, 0.0], [3.0, 0.0]])
-    assert w.is_leaf() and w.requires_grad
+    assert w.is_leaf and w.requires_grad
 
 
 @pytest.mark.parametrize("name", CPU_BACKENDS)

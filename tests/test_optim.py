@@ -99,7 +99,7 @@ def test_update_rules_match_numpy(backend, cls, ref, kwargs):
     param, _ = _run(cls, kwargs, backend)
     np.testing.assert_allclose(param.to_numpy(), ref(**kwargs), rtol=1e-10, atol=1e-12)
     assert param.backend.name == backend and param.dtype == np.float64
-    assert param.requires_grad and param.is_leaf()
+    assert param.requires_grad and param.is_leaf
 
 
 def test_float32_stays_float32(backend):
