@@ -4,6 +4,7 @@
 from ..module import Module, Parameter
 from . import functional, init
 from .activation import *
+from .attention import *
 from .container import *
 from .conv import *
 from .dropout import *

@@ -6,6 +6,7 @@ backend and supports autodiff. The functions live with their concept (activation
 
 # ruff: noqa: F401, F403 - this module re-exports
 from .activation import *
+from .attention import *
 from .conv import *
 from .dropout import *
 from .linear import *
