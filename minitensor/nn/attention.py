@@ -111,9 +111,9 @@ class MultiheadAttention(Module):
     def _reset_parameters(self) -> None:
         """torch's init: xavier_uniform_ in_proj_weight, zero biases."""
         init.xavier_uniform_(self.in_proj_weight)
-        if self.in_proj_bias is not None:
-            init.zeros_(self.in_proj_bias)
-            init.zeros_(self.out_proj.bias)
+        for bias in (self.in_proj_bias, self.out_proj.bias):
+            if bias is not None:
+                init.zeros_(bias)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,
