@@ -181,7 +181,12 @@ class ImageDataset:
 
 
 def stratified_split(y: np.ndarray, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index arrays (train, test): each class contributes round(test_fraction * its count) test examples."""
+    """Index arrays (train, test): each class contributes round(test_fraction * its count) test examples.
+
+    ``test_fraction`` must lie in [0, 1); ValueError otherwise (1 or more would leave no training data).
+    """
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)) or not 0.0 <= test_fraction < 1.0:
+        raise ValueError(f"test_fraction must be a number in [0, 1), got {test_fraction!r}")
     rng = np.random.default_rng(seed)
     train_idx, test_idx = [], []
     for label in np.unique(y):

@@ -94,6 +94,13 @@ def test_digits_split_is_stratified_fixed_and_scaled() -> None:
     assert len(small.X_train) == 100 and len(small.y_test) == 20
 
 
+@pytest.mark.parametrize("fraction", [2, 1.0, -0.1, float("nan"), "0.2", True])
+def test_digits_rejects_bad_test_fraction(fraction: object) -> None:
+    pytest.importorskip("sklearn")
+    with pytest.raises(ValueError, match="test_fraction must be a number in \\[0, 1\\)"):
+        datasets.load_digits(test_fraction=fraction)  # type: ignore[arg-type]
+
+
 # --- DataLoader --------------------------------------------------------------------------------
 
 
