@@ -1,110 +1,376 @@
-"""Activation functions (``F.relu``, ``F.gelu``, ``F.softmax`` ...) and their Modules (``nn.ReLU`` ...)."""
+"""Activation functions (``F.relu``, ``F.gelu``, ``F.softmax`` ...) and their Modules (``nn.ReLU`` ...), torch's
+names, signatures and defaults. Each is built from differentiable Tensor ops, so it runs on every backend.
+
+``inplace=True`` computes the result and writes it into ``input`` with ``copy_`` (PyTorch's in-place rules apply:
+not on a leaf that requires grad); the gradient is the same as out of place.
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from ..errors import ShapeError
 from ..module import Module
 from ..tensor import Tensor
 
 __all__ = [
-    "relu", "sigmoid", "tanh", "leaky_relu", "gelu", "softmax", "log_softmax",
-    "ReLU", "Sigmoid", "Tanh", "LeakyReLU", "GELU", "Softmax", "LogSoftmax",
+    "relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "logsigmoid", "gelu", "silu", "elu", "selu", "celu",
+    "softplus", "leaky_relu", "hardtanh", "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "glu",
+    "ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "ELU", "CELU", "SELU", "LeakyReLU", "Softplus", "Softmax",
+    "LogSoftmax", "Hardtanh", "Hardsigmoid", "Hardswish", "Mish", "Softsign", "LogSigmoid", "Tanhshrink", "GLU",
 ]
 
-
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim``, with the max subtracted first so large logits do not overflow."""
-    z = x - x.amax(dim, keepdim=True).detach()
-    e = z.exp()
-    return e / e.sum(dim, keepdim=True)
-
-
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """log(softmax(x)) along ``dim`` computed stably as ``z - log(sum(exp(z)))`` with ``z = x - max(x)``."""
-    z = x - x.amax(dim, keepdim=True).detach()
-    return z - z.exp().sum(dim, keepdim=True).log()
-
-
-
-
-def relu(x: Tensor) -> Tensor:
-    return x.relu()
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    return x.sigmoid()
-
-
-def tanh(x: Tensor) -> Tensor:
-    return x.tanh()
-
-
-def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
-    """x for x > 0, negative_slope * x otherwise."""
-    return x.relu() - (-x).relu() * negative_slope
-
-
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT1_2 = math.sqrt(0.5)
 _GELU_C = math.sqrt(2.0 / math.pi)
 
 
-def gelu(x: Tensor) -> Tensor:
-    """GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (torch's approximate="tanh")."""
-    inner = (x + x * x * x * 0.044715) * _GELU_C
-    return x * 0.5 * (inner.tanh() + 1.0)
+def _out(input: Tensor, result: Tensor, inplace: bool) -> Tensor:  # noqa: A002 - torch's name
+    return input.copy_(result) if inplace else result
 
 
-class ReLU(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
+def _need_dim(name: str, input: Tensor, dim: int | None) -> int:  # noqa: A002
+    if dim is None:
+        raise ValueError(f"{name}() needs dim= (PyTorch's implicit choice is deprecated); input has shape {input.shape}")
+    return dim
 
 
-class Sigmoid(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return x.sigmoid()
+# --- softmax family ---
 
 
-class Tanh(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return x.tanh()
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """exp(x) / sum(exp(x)) along ``dim`` (cast to ``dtype`` first), with the row max subtracted so huge logits do
+    not overflow; -inf entries give 0, and a row of only -inf gives NaN, as in PyTorch."""
+    d = _need_dim("softmax", input, dim)
+    x = input if dtype is None else input.to(dtype)
+    e = (x - x.amax(d, keepdim=True).detach()).exp()
+    return e / e.sum(d, keepdim=True)
 
 
-class LeakyReLU(Module):
-    def __init__(self, negative_slope: float = 0.01):
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """x - logsumexp(x) along ``dim`` computed as z - log(sum(exp(z))) with z = x - max(x) (exact for huge logits;
+    -inf entries stay -inf with gradient passing; an all -inf row gives NaN, as in PyTorch)."""
+    d = _need_dim("log_softmax", input, dim)
+    x = input if dtype is None else input.to(dtype)
+    z = x - x.amax(d, keepdim=True).detach()
+    return z - z.exp().sum(d, keepdim=True).log()
+
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """log(1 / (1 + exp(-x))) = min(x, 0) - log1p(exp(-|x|)): finite for huge |x|, -inf at -inf (gradient 1/2 at 0).
+
+    Each sign gets its own branch with the input clamped to that side, so no exp overflows and no kink shows."""
+    neg, pos = input.clamp(max=0.0), input.clamp(min=0.0)
+    return (neg - neg.exp().log1p()).where(input < 0, -(-pos).exp().log1p())
+
+
+def _expm1(x: Tensor) -> Tensor:
+    """exp(x) - 1 valued by ``expm1`` (exact near 0) with gradient ``exp(x)`` (exact far below 0), as torch's ELUs."""
+    e = x.exp()
+    return x.expm1().detach() + (e - e.detach())
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """log1p(exp(beta x)) / beta, and x itself where beta x > threshold (the exp never sees those values)."""
+    linear = input * beta > threshold
+    safe = input.masked_fill(linear, 0.0)
+    return input.where(linear, (safe * beta).exp().log1p() / beta)
+
+
+# --- rectifiers and smooth variants ---
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """max(x, 0) (gradient 0 at 0)."""
+    return _out(input, input.relu(), inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x clamped to [min_val, max_val]; the gradient passes only strictly inside, as in PyTorch."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    inside = (input > min_val) & (input < max_val)
+    return _out(input, input.where(inside, input.clamp(min_val, max_val).detach()), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """min(max(x, 0), 6) (``hardtanh(x, 0, 6)``)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """1 / (1 + exp(-x))."""
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:  # noqa: A002
+    """Hyperbolic tangent."""
+    return input.tanh()
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x for x > 0, negative_slope * x otherwise."""
+    return _out(input, input.where(input > 0, input * negative_slope), inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """GELU. ``approximate='none'`` (default, exact): x Phi(x) = 0.5 x (1 + erf(x / sqrt 2));
+    ``'tanh'``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate == "none":
+        return input * 0.5 * ((input * _SQRT1_2).erf() + 1.0)
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * _GELU_C
+        return input * 0.5 * (inner.tanh() + 1.0)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x * sigmoid(x) (swish)."""
+    return _out(input, input * input.sigmoid(), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x for x > 0, alpha (exp(x) - 1) otherwise."""
+    return _out(input, input.where(input > 0, _expm1(input.clamp(max=0.0)) * alpha), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """scale * elu(x, alpha) with the self-normalizing constants (alpha ~ 1.6733, scale ~ 1.0507)."""
+    return _out(input, elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return _out(input, input.where(input > 0, _expm1(input.clamp(max=0.0) / alpha) * alpha), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between (gradient 1/6 strictly inside)."""
+    return _out(input, relu6(input + 3.0) / 6.0, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x * relu6(x + 3) / 6."""
+    return _out(input, input * (relu6(input + 3.0) / 6.0), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """x * tanh(softplus(x))."""
+    return _out(input, input * softplus(input).tanh(), inplace)
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """Gated linear unit: split ``dim`` in halves a, b and return a * sigmoid(b)."""
+    if input.dims == 0:
+        raise ShapeError("glu does not support 0-D (scalar) tensors")
+    size = input.shape[dim]
+    if size % 2:
+        raise ShapeError(f"glu: halving dim {dim} needs an even size, got {size} (input shape {input.shape})")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+# --- Modules ---
+
+
+class _Inplace(Module):
+    """An activation with torch's ``inplace`` flag (shown in the repr only when set)."""
+
+    def __init__(self, inplace: bool = False):
         super().__init__()
-        self.negative_slope = negative_slope
-
-    def forward(self, x: Tensor) -> Tensor:
-        return leaky_relu(x, self.negative_slope)
+        self.inplace = inplace
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Inplace):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return relu(input, self.inplace)
+
+
+class SiLU(_Inplace):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return silu(input, self.inplace)
+
+
+class SELU(_Inplace):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return selu(input, self.inplace)
+
+
+class Mish(_Inplace):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return mish(input, self.inplace)
+
+
+class Hardsigmoid(_Inplace):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return hardsigmoid(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return ""
+
+
+class Hardswish(Hardsigmoid):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return hardswish(input, self.inplace)
+
+
+class Hardtanh(Module):
+    """Clamp to [min_val, max_val] (``min_value``/``max_value`` are torch's deprecated aliases)."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None):
+        super().__init__()
+        self.min_val = min_val if min_value is None else min_value
+        self.max_val = max_val if max_value is None else max_value
+        if self.min_val > self.max_val:
+            raise ValueError(f"Hardtanh: min_val ({self.min_val}) cannot be greater than max_val ({self.max_val})")
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace: bool = False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class _Stateless(Module):
+    """An activation without settings (extra constructor arguments are accepted and ignored, as in PyTorch)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__()
+
+
+class Sigmoid(_Stateless):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return input.sigmoid()
+
+
+class Tanh(_Stateless):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return input.tanh()
+
+
+class Softsign(_Stateless):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return softsign(input)
+
+
+class LogSigmoid(_Stateless):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return logsigmoid(input)
+
+
+class Tanhshrink(_Stateless):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return tanhshrink(input)
 
 
 class GELU(Module):
-    """GELU with the tanh approximation (PyTorch's ``GELU(approximate="tanh")``)."""
+    """GELU, exact (erf) by default; ``approximate='tanh'`` for the tanh form."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return gelu(x)
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return gelu(input, self.approximate)
 
     def extra_repr(self) -> str:
-        return "approximate='tanh'"
+        return f"approximate={self.approximate!r}"
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class CELU(ELU):
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return celu(input, self.alpha, self.inplace)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Softmax(Module):
-    def __init__(self, dim: int = -1):
+    def __init__(self, dim: int | None = None):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x: Tensor) -> Tensor:
-        return softmax(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return softmax(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
-    def forward(self, x: Tensor) -> Tensor:
-        return log_softmax(x, self.dim)
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return log_softmax(input, self.dim)
 
 
+class GLU(Module):
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
