@@ -2,15 +2,21 @@
 
 * :func:`load_state_dict` (``Module.load_state_dict``) copies a state dict into a module's parameters and
   buffers in place, checking every name and shape first.
-* :func:`save` writes ``{name: Tensor or ndarray}`` in the safetensors format atomically (a temp
-  file in the same directory, fsync, ``os.replace``), so a crash mid-write leaves any old file intact.
-* :func:`load` reads one back as tensors on a chosen backend.
+* :func:`save` writes an object in the safetensors format atomically (a temp file in the same directory,
+  fsync, ``os.replace``), so a crash mid-write leaves any old file intact; the file gets the mode a plain
+  ``open()`` would give it (``0o666`` less the umask, or the mode of the file it replaces). A flat
+  ``{name: Tensor or ndarray}`` dict (a model state dict) is written as plain safetensors entries; anything
+  else (nested dicts, lists and tuples of tensors, arrays, numbers, bools, strings, None, e.g.
+  ``{"model": ..., "optimizer": opt.state_dict(), "epoch": 3}``) has its tensors stored as entries under dotted
+  keys and its structure and other leaves as JSON in the file's metadata (see :func:`flatten`).
+* :func:`load` reads either back, tensors on a chosen backend.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -83,25 +89,138 @@ def _write_all(handle: Any, data: bytes) -> None:
         handle.write(view[start : start + chunk])
 
 
-def save(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mapping[str, str] | None = None) -> None:
-    """Write ``state`` ({name: Tensor or NumPy array}) to ``path`` in the safetensors format, atomically."""
+# --- nested objects: tensors as entries, structure as JSON ---
+
+STRUCTURE_KEY = "minitensor.structure"
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def flatten(obj: Any) -> tuple[dict[str, np.ndarray], str]:
+    """``obj`` as (arrays by dotted key, structure JSON).
+
+    The structure mirrors ``obj``: JSON values for strings, numbers, bools and None; lists for lists;
+    ``{"$tuple": [...]}`` for tuples; objects for dicts whose keys are strings not starting with ``$``, else
+    ``{"$dict": [[key, value], ...]}`` (int, float, bool, None keys kept); ``{"$tensor": key}`` and
+    ``{"$ndarray": key}`` for tensors and arrays stored under ``key`` (the dotted path, made unique).
+    """
+    import json
+
+    arrays: dict[str, np.ndarray] = {}
+
+    def entry(path: str) -> str:
+        key, n = path or "tensor", 1
+        while key in arrays:
+            n += 1
+            key = f"{path}#{n}"
+        return key
+
+    def encode(value: Any, path: str) -> Any:
+        if isinstance(value, (Tensor, np.ndarray)):
+            key = entry(path)
+            arrays[key] = _host_array(value)
+            return {"$tensor" if isinstance(value, Tensor) else "$ndarray": key}
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, _SCALARS):
+            return value
+        if isinstance(value, Counter):
+            return {"$counter": [[encode(k, path), n] for k, n in value.items()]}
+        if isinstance(value, dict):
+            if all(isinstance(k, str) and not k.startswith("$") for k in value):
+                return {k: encode(v, f"{path}.{k}" if path else k) for k, v in value.items()}
+            pairs = []
+            for k, v in value.items():
+                if isinstance(k, np.generic):
+                    k = k.item()
+                if not isinstance(k, _SCALARS):
+                    raise TypeError(f"cannot save a dict key of type {type(k).__name__} at {path or 'the top level'!r}")
+                pairs.append([k, encode(v, f"{path}.{k}" if path else str(k))])
+            return {"$dict": pairs}
+        if isinstance(value, (list, tuple)):
+            items = [encode(v, f"{path}.{i}" if path else str(i)) for i, v in enumerate(value)]
+            return {"$tuple": items} if isinstance(value, tuple) else items
+        raise TypeError(f"cannot save a {type(value).__name__} at {path or 'the top level'!r}: only tensors, NumPy "
+                        "arrays, numbers, bools, strings, None and dicts/lists/tuples of them")
+
+    structure = encode(obj, "")
+    return arrays, json.dumps(structure)
+
+
+def unflatten(structure: str, arrays: Mapping[str, np.ndarray], as_tensor: Any) -> Any:
+    """The object :func:`flatten` described; tensors made by ``as_tensor(array)``."""
+    import json
+
+    def decode(value: Any) -> Any:
+        if isinstance(value, list):
+            return [decode(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            (tag, body), = value.items()
+            if tag == "$tensor":
+                return as_tensor(arrays[body])
+            if tag == "$ndarray":
+                return np.array(arrays[body])
+            if tag == "$tuple":
+                return tuple(decode(v) for v in body)
+            if tag == "$dict":
+                return {k: decode(v) for k, v in body}
+            if tag == "$counter":
+                return Counter({decode(k): n for k, n in body})
+        return {k: decode(v) for k, v in value.items()}
+
+    return decode(json.loads(structure))
+
+
+def _is_flat(obj: Any) -> bool:
+    """A ``{str: Tensor or ndarray}`` dict: written as plain safetensors entries (the original format)."""
+    return isinstance(obj, dict) and all(
+        isinstance(k, str) and isinstance(v, (Tensor, np.ndarray)) for k, v in obj.items()
+    ) and not any(k.startswith("$") for k in obj)
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc allows (os.umask is process-wide)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def save(obj: Any, path: str | os.PathLike[str], metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``obj`` to ``path`` in the safetensors format, atomically, with the mode ``open()`` would give.
+
+    ``obj``: a ``{name: Tensor or ndarray}`` dict, or nested dicts/lists/tuples of Tensors, NumPy arrays, Python
+    numbers, bools, strings and None (TypeError naming the path of anything else). ``metadata``: extra strings
+    stored in the header.
+    """
     from safetensors.numpy import save as encode
 
-    arrays = {}
-    for name, value in state.items():
-        if not isinstance(name, str):
-            raise TypeError(f"state dict keys must be strings, got {name!r}")
-        if not isinstance(value, (Tensor, np.ndarray)):
-            raise TypeError(f"state dict value {name!r} must be a Tensor or NumPy array, got {type(value).__name__}")
-        arrays[name] = np.ascontiguousarray(_to_numpy(value))
-    data = encode(arrays, metadata={"format": "minitensor", **(dict(metadata) if metadata else {})})
+    header = {"format": "minitensor", **(dict(metadata) if metadata else {})}
+    if _is_flat(obj):
+        arrays = {name: _host_array(value) for name, value in obj.items()}
+    else:
+        arrays, structure = flatten(obj)
+        header[STRUCTURE_KEY] = structure
+    data = encode(arrays, metadata=header)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             _write_all(handle, data)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -120,10 +239,17 @@ def save(state: Mapping[str, Any], path: str | os.PathLike[str], metadata: Mappi
         os.close(dir_fd)
 
 
-def load(path: str | os.PathLike[str], backend: Any = None) -> dict[str, Tensor]:
-    """Read a safetensors file into {name: Tensor} on ``backend`` (default backend when None).
+def _host_array(value: Any) -> np.ndarray:
+    """A C-contiguous host copy (0-d arrays stay 0-d)."""
+    return np.array(_to_numpy(value), order="C")
 
-    float32/float64/int32/int64/bool arrays keep their dtype; other integers become int64, float16 float32.
+
+def load(path: str | os.PathLike[str], backend: Any = None) -> Any:
+    """Read a file written by :func:`save`: the saved object, tensors on ``backend`` (default backend when None).
+
+    A flat file gives ``{name: Tensor}`` (any safetensors file reads this way); a nested one gives back its
+    structure, with NumPy arrays saved as arrays and tensors as tensors. float32/float64/int32/int64/bool keep
+    their dtype; other integers become int64, float16 float32.
     """
     from safetensors.numpy import load as decode
 
@@ -131,11 +257,26 @@ def load(path: str | os.PathLike[str], backend: Any = None) -> dict[str, Tensor]
         data = handle.read()
     try:
         arrays = decode(data)
+        header = _metadata(data)
     except Exception as error:  # safetensors raises its own error types for bad headers and truncated data
         raise CheckpointError(f"{os.fspath(path)!r} is not a readable safetensors file: {error}") from error
     chosen = get_backend(backend)
-    out = {}
-    for name, array in arrays.items():
-        array = array.astype(inferred_dtype(array), copy=False)
-        out[name] = Tensor(chosen.from_numpy(array), chosen)
-    return out
+
+    def as_tensor(array: np.ndarray) -> Tensor:
+        return Tensor(chosen.from_numpy(array.astype(inferred_dtype(array), copy=False)), chosen)
+
+    if STRUCTURE_KEY not in header:
+        return {name: as_tensor(array) for name, array in arrays.items()}
+    try:
+        return unflatten(header[STRUCTURE_KEY], arrays, as_tensor)
+    except (ValueError, KeyError, TypeError) as error:
+        raise CheckpointError(f"{os.fspath(path)!r} has a damaged structure record: {error}") from error
+
+
+def _metadata(data: bytes) -> dict[str, str]:
+    """The ``__metadata__`` strings of a safetensors file's JSON header."""
+    import json
+
+    size = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8 : 8 + size])
+    return dict(header.get("__metadata__") or {})

@@ -1,0 +1,57 @@
+"""Adagrad (``torch.optim.Adagrad``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, addcdiv_, addcmul_, check_number, map_, step_tensor, step_value, zeros_like, zip_
+from .sgd import _check_flags
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad (Duchi et al.) as PyTorch computes it, per parameter, with ``g = -grad`` when ``maximize``:
+
+    .. math::
+        g \leftarrow g + \lambda p, \quad s \leftarrow s + g^2, \quad
+        p \leftarrow p - \frac{\text{lr}}{1 + (t - 1)\,\text{lr\_decay}} \, \frac{g}{\sqrt{s} + \epsilon}
+
+    ``s`` starts at ``initial_accumulator_value``; the state is created when the optimizer is.
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None):
+        check_number("learning rate", lr)
+        check_number("lr_decay value", lr_decay)
+        check_number("weight_decay value", weight_decay)
+        check_number("initial_accumulator_value value", initial_accumulator_value)
+        check_number("epsilon value", eps)
+        _check_flags(differentiable, fused)
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                                      maximize=maximize, differentiable=differentiable, fused=fused))
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, self.state[p], group)
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = step_tensor(0.0)
+        state["sum"] = zeros_like(p, group["initial_accumulator_value"])
+
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("step", "sum")
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        g = map_("neg", grad) if group["maximize"] else grad
+        step = step_value(state)
+        if group["weight_decay"] != 0:
+            g = zip_("add", g, zip_("mul", p, group["weight_decay"]))
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        total = state["sum"]
+        addcmul_(total, g, g, 1)
+        std = map_("sqrt", total)
+        zip_("add", std, group["eps"], out=std)
+        addcdiv_(p, g, std, -clr)

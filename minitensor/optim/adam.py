@@ -1,0 +1,82 @@
+"""Adam and AdamW (``torch.optim.Adam``, ``torch.optim.AdamW``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from .optimizer import Optimizer, addcdiv_, addcmul_, check_number, lerp_, map_, step_tensor, step_value, zeros_like, zip_
+from .sgd import _check_flags
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma & Ba) as PyTorch computes it, per parameter, with ``g = -grad`` when ``maximize``:
+
+    .. math::
+        g &\leftarrow g + \lambda p \text{ (L2), or } p \leftarrow p (1 - \text{lr}\,\lambda) \text{ (decoupled)} \\
+        m &\leftarrow \beta_1 m + (1 - \beta_1) g, \quad v \leftarrow \beta_2 v + (1 - \beta_2) g^2 \\
+        \hat v &= \max(\hat v, v) \text{ (amsgrad) or } v \\
+        p &\leftarrow p - \frac{\text{lr}}{1 - \beta_1^t} \, \frac{m}{\sqrt{\hat v} / \sqrt{1 - \beta_2^t} + \epsilon}
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False):
+        check_number("learning rate", lr)
+        check_number("epsilon value", eps)
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+        check_number("beta parameter at index 0", betas[0], 0.0, 1.0, open_high=True)
+        check_number("beta parameter at index 1", betas[1], 0.0, 1.0, open_high=True)
+        check_number("weight_decay value", weight_decay)
+        _check_flags(differentiable, fused)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = step_tensor(0.0)
+        state["exp_avg"] = zeros_like(p)
+        state["exp_avg_sq"] = zeros_like(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = zeros_like(p)
+
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        g = map_("neg", grad) if group["maximize"] else grad
+        step = step_value(state)
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                zip_("mul", p, 1 - lr * weight_decay, out=p)
+            else:
+                g = zip_("add", g, zip_("mul", p, weight_decay))
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        lerp_(exp_avg, g, 1 - beta1)
+        zip_("mul", exp_avg_sq, beta2, out=exp_avg_sq)
+        addcmul_(exp_avg_sq, g, g, 1 - beta2)
+        step_size = lr / (1 - beta1**step)
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        second = exp_avg_sq
+        if group["amsgrad"]:
+            second = zip_("max", state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
+        denom = map_("sqrt", second)
+        zip_("add", zip_("div", denom, bias_correction2_sqrt, out=denom), eps, out=denom)
+        addcdiv_(p, exp_avg, denom, -step_size)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * weight_decay`` before the Adam step."""
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused, decoupled_weight_decay=True)

@@ -1,0 +1,325 @@
+"""The optimizer base class (``torch.optim.Optimizer``) and the raw in-place kernels the optimizers update with.
+
+An optimizer holds ``param_groups`` (dicts of hyperparameters, each with a ``"params"`` list) and ``state``
+(a dict keyed by parameter, like PyTorch's). ``step()`` updates every parameter that has a gradient *in place*:
+the parameter object and its storage stay the same, so views of it see the update. Updates run raw
+element-wise kernels (``backend.zip``/``backend.map``, writing straight into the parameter's or the state's
+storage): a few kernel launches per parameter, no autograd bookkeeping, no new Parameter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from copy import deepcopy
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import enable_grad, no_grad
+from ..backends import get_backend
+from ..errors import BackendError, DTypeError, ShapeError
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    """Marks a hyperparameter without a default (``torch.optim.optimizer.required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required: Any = _Required()
+
+# --- raw kernels (no autograd): the optimizers' building blocks ---
+
+
+def _lift(like: Tensor, value: Any) -> Tensor:
+    """``value`` (a number, or a tensor returned as is) as a tensor on ``like``'s backend and of its dtype."""
+    return value if isinstance(value, Tensor) else like._lift(float(value))
+
+
+def zip_(op: str, a: Tensor, b: Any, out: Tensor | None = None) -> Tensor:
+    """``out = a <op> b`` element-wise (``b`` a tensor or number), written into ``out`` (a fresh tensor when None)."""
+    if out is None:
+        out = Tensor(a.backend.empty(a.shape, a.dtype), a.backend)
+    a.backend.zip(op, a._data, _lift(a, b)._data, out._data)
+    return out
+
+
+def map_(op: str, a: Tensor, out: Tensor | None = None) -> Tensor:
+    """``out = op(a)`` element-wise, written into ``out`` (a fresh tensor when None)."""
+    if out is None:
+        out = Tensor(a.backend.empty(a.shape, a.dtype), a.backend)
+    a.backend.map(op, a._data, out._data)
+    return out
+
+
+def zeros_like(p: Tensor, value: float = 0.0) -> Tensor:
+    """A fresh contiguous tensor of ``p``'s shape, dtype and backend filled with ``value``."""
+    return Tensor(p.backend.from_numpy(np.full(p.shape, value, dtype=p.dtype)), p.backend)
+
+
+def lerp_(start: Tensor, end: Tensor, weight: float) -> None:
+    """``start += weight * (end - start)`` in place, with PyTorch's two formulas (``Tensor.lerp_``)."""
+    diff = zip_("sub", end, start)
+    if abs(weight) < 0.5:
+        zip_("add", start, zip_("mul", diff, weight, out=diff), out=start)
+    else:
+        rest = float(np.asarray(1, start.dtype) - np.asarray(weight, start.dtype))
+        zip_("sub", end, zip_("mul", diff, rest, out=diff), out=start)
+
+
+def addcmul_(target: Tensor, a: Tensor, b: Tensor, value: float) -> None:
+    """``target += value * a * b`` in place (``Tensor.addcmul_``)."""
+    t = zip_("mul", a, value) if value != 1 else zip_("mul", a, b)
+    if value != 1:
+        zip_("mul", t, b, out=t)
+    zip_("add", target, t, out=target)
+
+
+def addcdiv_(target: Tensor, a: Tensor, b: Tensor, value: float) -> None:
+    """``target += value * a / b`` in place (``Tensor.addcdiv_``)."""
+    t = zip_("mul", a, value) if value != 1 else a
+    zip_("add", target, zip_("div", t, b, out=None if t is a else t), out=target)
+
+
+def bump(p: Tensor) -> None:
+    """Record an in-place write of ``p`` (graphs that saved it refuse to backpropagate, as in PyTorch)."""
+    p._bump_version()
+
+
+_STEP_BACKEND = "simple"
+
+
+def step_tensor(value: float) -> Tensor:
+    """A ``step`` count as PyTorch keeps it: a 0-d float32 tensor on the host (whatever the parameter's backend)."""
+    backend = get_backend(_STEP_BACKEND)
+    return Tensor(backend.from_numpy(np.array(value, dtype=np.float32)), backend)
+
+
+def step_value(state: dict[str, Any]) -> float:
+    """The state's ``step`` count plus one, stored back as a tensor; returns the new count."""
+    step = float(state["step"].item()) + 1.0
+    state["step"] = step_tensor(step)
+    return step
+
+
+# --- argument checks ---
+
+
+def check_number(name: str, value: Any, low: float | None = 0.0, high: float | None = None, *, open_high: bool = False) -> None:
+    """ValueError ``Invalid <name>: <value>`` unless ``low <= value`` (and ``value < high`` or ``<= high``); TypeError
+    for a non-number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    bad = math.isnan(value) or (low is not None and value < low)
+    if high is not None:
+        bad = bad or (value >= high if open_high else value > high)
+    if bad:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+class Optimizer:
+    """Base class of the optimizers (``torch.optim.Optimizer``).
+
+    ``params``: an iterable of tensors, or of dicts ``{"params": [...], <hyperparameter>: value}`` (parameter
+    groups with their own hyperparameters; the rest come from ``defaults``). Subclasses implement
+    :meth:`_update` (one parameter's in-place update) and :meth:`_init_state`.
+    """
+
+    def __init__(self, params: Any, defaults: dict[str, Any]):
+        self.defaults = defaults
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got Tensor"
+            )
+        if isinstance(params, (set, dict)) or not isinstance(params, Iterable):
+            raise TypeError(f"params argument given to the optimizer should be an ordered iterable of Tensors or dicts, "
+                            f"but got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Append a group ``{"params": tensors, ...}``; missing hyperparameters come from ``defaults``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group.get("params")
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
+        elif params is None:
+            raise ValueError("a parameter group needs a 'params' entry")
+        params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not (p.is_leaf or getattr(p, "retains_grad", False)):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient: to None (the default), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with no_grad():
+                        p.grad = p.grad.detach().zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; ``closure`` (re-evaluates the loss) is called first
+        with grad mode on and its result returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    if grad.backend is not p.backend or grad.shape != p.shape:
+                        raise BackendError(f"gradient ({grad.backend.name!r} {grad.shape}) does not match its parameter "
+                                           f"({p.backend.name!r} {p.shape})")
+                    state = self.state.get(p)
+                    if state is None:
+                        state = {}
+                        self._init_state(p, state, group)
+                        if self._keeps_state(group):
+                            self.state[p] = state
+                    self._update(p, grad, state, group)
+                    bump(p)
+        return loss
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Fill a parameter's empty state before its first update."""
+
+    def _keeps_state(self, group: dict[str, Any]) -> bool:
+        """Whether parameters of ``group`` get an entry in ``state`` (plain SGD keeps none, as in PyTorch)."""
+        return True
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Update ``p`` in place from ``grad`` (both raw, no autograd), reading and updating ``state``."""
+        raise NotImplementedError
+
+    def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """State entries a parameter of ``group`` must have once it has any state (checked by load_state_dict)."""
+        return ()
+
+    # --- serialization ---
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: {name: value}}, "param_groups": [{hyperparameters..., "params": [indices]}]}``.
+
+        Parameters are numbered in group order, as in PyTorch; state tensors are the live ones (not copies).
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: dict(entry) for p, entry in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a :meth:`state_dict` (its tensors may be minitensor tensors or NumPy arrays, on any backend).
+
+        Every state tensor is checked against its parameter first (shape; a float dtype for float parameters) and
+        the error names the parameter and entry; nothing changes when one is wrong. Tensors are copied onto each
+        parameter's backend and dtype; ``step`` becomes a 0-d float32 host tensor.
+        """
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("an optimizer state dict is a dict with 'state' and 'param_groups' entries")
+        saved_groups = deepcopy(list(state_dict["param_groups"]))
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has a different number of parameter groups ({len(saved_groups)}) "
+                             f"than the optimizer ({len(self.param_groups)})")
+        mine = [len(g["params"]) for g in self.param_groups]
+        theirs = [len(g["params"]) for g in saved_groups]
+        if mine != theirs:
+            raise ValueError(f"loaded state dict contains a parameter group that doesn't match the size of optimizer's "
+                             f"group (sizes {theirs} in the state dict, {mine} in the optimizer)")
+        owner: dict[int, tuple[Tensor, dict[str, Any]]] = {}
+        for saved, group in zip(saved_groups, self.param_groups):
+            for old, p in zip(saved["params"], group["params"]):
+                owner[int(old)] = (p, {**saved, "params": group["params"]})
+        new_state: dict[Tensor, dict[str, Any]] = {}
+        for key, entry in state_dict["state"].items():
+            try:
+                index = int(key)
+            except (TypeError, ValueError):
+                raise ValueError(f"optimizer state key {key!r} is not a parameter index") from None
+            if index not in owner:
+                raise ValueError(f"optimizer state has an entry for parameter {index}, which no parameter group lists")
+            p, group = owner[index]
+            loaded = {name: _state_value(p, index, name, value) for name, value in dict(entry).items()}
+            missing = [name for name in self._required_state(group) if name not in loaded]
+            if loaded and missing:
+                raise ValueError(f"optimizer state of parameter {index} (shape {p.shape}) lacks {', '.join(missing)}")
+            new_state[p] = loaded
+        for saved, group in zip(saved_groups, self.param_groups):
+            saved["params"] = group["params"]
+        self.param_groups = saved_groups
+        self.state = defaultdict(dict, new_state)
+
+
+def _state_value(p: Tensor, index: int, name: str, value: Any) -> Any:
+    """A loaded state entry for parameter ``p``: tensors checked and copied onto p's backend and dtype."""
+    if name == "step":
+        try:
+            number = float(np.asarray(value.to_numpy() if isinstance(value, Tensor) else value).reshape(()))
+        except (TypeError, ValueError):
+            raise ValueError(f"optimizer state 'step' of parameter {index} must be one number, got {value!r}") from None
+        return step_tensor(number)
+    if not isinstance(value, (Tensor, np.ndarray)):
+        return value
+    array = value.to_numpy() if isinstance(value, Tensor) else np.asarray(value)
+    if tuple(array.shape) != p.shape:
+        raise ShapeError(f"optimizer state {name!r} of parameter {index} has shape {tuple(array.shape)}, "
+                         f"but the parameter has shape {p.shape}")
+    if p.dtype.kind == "f" and array.dtype.kind != "f":
+        raise DTypeError(f"optimizer state {name!r} of parameter {index} has dtype {array.dtype}, "
+                         f"but the parameter is {p.dtype}")
+    return Tensor(p.backend.from_numpy(np.array(array, dtype=p.dtype, order="C")), p.backend)
+
+
+def all_params(optimizer: Optimizer) -> Iterable[Tensor]:
+    """Every parameter of ``optimizer``, group by group."""
+    return chain.from_iterable(group["params"] for group in optimizer.param_groups)
