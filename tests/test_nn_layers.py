@@ -42,24 +42,8 @@ def test_linear(backend):
     np.testing.assert_allclose(layer(mt.tensor(x3, backend=backend)).to_numpy(), x3 @ w.T + b, rtol=1e-10)
 
 
-def test_conv_layers(backend):
-    conv = nn.Conv2d(2, 3, (3, 2), stride=(2, 1), padding=1, backend=backend)
-    assert repr(conv) == "Conv2d(2, 3, kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), bias=True)"
-    x = RNG.standard_normal((1, 2, 4, 3))
-    expected = nn.conv2d(mt.tensor(x, backend=backend), conv.weight, conv.bias, (2, 1), 1).to_numpy()
-    np.testing.assert_allclose(conv(mt.tensor(x, backend=backend)).to_numpy(), expected)
-    assert conv(mt.tensor(x, backend=backend)).shape == (1, 3, 2, 4)
-    directional_grad_check(conv, x, [conv.weight], backend)
-    conv1 = nn.Conv1d(2, 2, 3, padding=1, bias=False, backend=backend)
-    assert conv1(mt.zeros(2, 2, 5, backend=backend)).shape == (2, 2, 5)
-    assert conv1.bias is None
-
-
-def test_pool_flatten_dropout_layers(backend):
+def test_flatten_dropout_layers(backend):  # pooling: tests/test_nn_pooling.py
     x = mt.tensor(RNG.standard_normal((1, 2, 4, 4)), backend=backend)
-    assert nn.MaxPool2d(2)(x).shape == (1, 2, 2, 2)
-    assert nn.AvgPool2d(3, stride=1)(x).shape == (1, 2, 2, 2)
-    assert repr(nn.MaxPool2d(2)) == "MaxPool2d(kernel_size=(2, 2), stride=(2, 2))"
     assert nn.Flatten()(x).shape == (1, 32)
     drop = nn.Dropout(0.5)
     assert repr(drop) == "Dropout(p=0.5)"
@@ -104,24 +88,6 @@ def test_batchnorm(backend, kind):
         directional_grad_check(layer, x, [layer.weight, layer.bias], backend)
     with pytest.raises(ShapeError):
         layer(mt.zeros(2, 4, backend=backend))
-
-
-def test_embedding(backend):
-    emb = nn.Embedding(5, 3, backend=backend)
-    w = emb.weight.to_numpy()
-    idx = np.array([[1, 4], [1, 0]])
-    out = emb(idx)
-    assert out.shape == (2, 2, 3)
-    np.testing.assert_allclose(out.to_numpy(), w[idx])
-    (out * mt.tensor(np.arange(12.0).reshape(2, 2, 3), backend=backend)).sum().backward()
-    expected = np.zeros((5, 3))
-    np.add.at(expected, idx.reshape(-1), np.arange(12.0).reshape(4, 3))  # repeated index 1 accumulates
-    np.testing.assert_allclose(emb.weight.grad.to_numpy(), expected)
-    np.testing.assert_allclose(emb(mt.tensor([3], backend=backend)).to_numpy(), w[[3]])
-    with pytest.raises(mt.DTypeError):
-        emb(mt.tensor([3.0], backend=backend))  # float indices are refused, as in torch
-    with pytest.raises(IndexError):
-        emb([5])
 
 
 def test_sequential_and_repr(backend):

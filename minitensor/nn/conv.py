@@ -1,13 +1,13 @@
-"""Convolution by im2col: a strided window VIEW of the zero-padded input, copied once, then one matmul.
+"""Padding and convolution by im2col: a strided window VIEW of the padded input, copied once, then one matmul.
 
-No Python loop runs over output pixels. :class:`Unfold` copies every kernel window of a
-``(B, C, H, W)`` tensor into a contiguous ``(B, OH, OW, C, KH, KW)`` tensor through a single
-strided view (strides ``(sB, sH*stride_h, sW*stride_w, sC, sH, sW)``) and one ``map("id")``
-kernel call. Its backward is col2im: for each of the ``KH*KW`` kernel offsets, the positions that
-offset touches form a non-overlapping strided view of the input gradient, so one in-place
-``zip("add", view, grad_part, view)`` per offset scatter-adds it. :class:`Pad` writes the input into
-the interior view of a zero tensor; its backward copies the interior out. Both only use the four
-backend kernels, so they run on every backend.
+No Python loop runs over output pixels. :class:`Unfold` copies every kernel window of a ``(B, C, H, W)``
+tensor into a contiguous ``(B, OH, OW, C, KH, KW)`` tensor through a single strided view (strides
+``(sB, sH*stride_h, sW*stride_w, sC, sH*dilation_h, sW*dilation_w)``: dilation is only a stride change) and
+one ``map("id")`` kernel call. Its backward is col2im: for each of the ``KH*KW`` kernel offsets, the positions
+that offset touches form a non-overlapping strided view of the input gradient, so one in-place
+``zip("add", view, grad_part, view)`` per offset scatter-adds it. :class:`Pad` writes the input into the interior
+view of a tensor filled with the pad value; its backward copies the interior out. Both only use the backend
+kernels, so they run on every backend. Groups are one batched matmul over a leading group dim.
 """
 
 from __future__ import annotations
@@ -16,38 +16,51 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..autodiff import Context
-from ..creation import empty
+from ..creation import empty, tensor
 from ..errors import ShapeError
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from ..tensor_data import TensorData
 from ..tensor_functions import TensorFunction
 from . import init
-from .linear import bias_bound, factory
+from .linear import bias_bound, check_sizes, factory
 
 __all__ = ["conv1d", "conv2d", "pad", "unfold", "Conv1d", "Conv2d"]
 
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
-def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
-    if isinstance(value, int):
-        out = (value, value)
-    else:
-        out = tuple(int(v) for v in value)  # type: ignore[assignment]
-        if len(out) != 2:
-            raise ShapeError(f"{name} must be an int or a pair of ints, got {value!r}")
-    return out  # type: ignore[return-value]
+
+def _tuple(value: Any, n: int, name: str, low: int = 0) -> tuple[int, ...]:
+    """``value`` (an int or a sequence of ``n`` ints, each >= ``low``) as an ``n``-tuple."""
+    out = (value,) * n if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(out) != n or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in out):
+        raise ShapeError(f"{name} must be an int or a tuple of {n} ints, got {value!r}")
+    if any(v < low for v in out):
+        raise ValueError(f"{name} must be >= {low}, got {value!r}")
+    return tuple(int(v) for v in out)
+
+
+def _pair(value: Any, name: str, low: int = 0) -> tuple[int, int]:
+    return _tuple(value, 2, name, low)  # type: ignore[return-value]
+
+
+# --- padding ---
 
 
 class Pad(TensorFunction):
-    """Zero-pad the trailing dims: ``pads`` is one ``(before, after)`` pair per trailing dim."""
+    """Pad the trailing dims with ``value``: ``pads`` is one non-negative ``(before, after)`` pair per trailing dim."""
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, pads: tuple[tuple[int, int], ...]) -> Tensor:
+    def forward(ctx: Context, x: Tensor, pads: tuple[tuple[int, int], ...], value: float) -> Tensor:
         lead = x.dims - len(pads)
         shape = x.shape[:lead] + tuple(s + b + a for s, (b, a) in zip(x.shape[lead:], pads))
         key = (slice(None),) * lead + tuple(slice(b, b + s) for s, (b, _) in zip(x.shape[lead:], pads))
         out = x._zeros(shape)
+        if value != 0:
+            x.backend.map("id", x._lift(value)._data.expand(shape), out._data)
         x.backend.map("id", x._data, out._data.slice(key))
         ctx.save_for_backward(key)
         return out
@@ -58,32 +71,89 @@ class Pad(TensorFunction):
         return d._view_of(d._data.slice(key))._map("id")
 
 
-def pad(x: Tensor, pads: Sequence[tuple[int, int]]) -> Tensor:
-    """Zero-pad the last ``len(pads)`` dims of ``x`` by ``(before, after)`` each (differentiable)."""
-    pads = tuple((int(b), int(a)) for b, a in pads)
-    if len(pads) > x.dims or any(b < 0 or a < 0 for b, a in pads):
-        raise ShapeError(f"bad padding {pads} for a tensor of shape {x.shape}")
-    if all(b == 0 and a == 0 for b, a in pads):
-        return x
-    return Pad.apply(x, pads)
+def _source_index(size: int, before: int, after: int, mode: str) -> np.ndarray:
+    """Input positions that output positions ``0 .. size+before+after-1`` of a ``mode`` pad read (host-side)."""
+    p = np.arange(-before, size + after)
+    if mode == "replicate":
+        return np.clip(p, 0, size - 1)
+    if mode == "circular":
+        return np.mod(p, size)
+    period = 2 * (size - 1)  # reflect without repeating the edge: ... 2 1 | 0 1 2 ... n-1 | n-2 ...
+    q = np.mod(p, period) if period else np.zeros_like(p)
+    return np.where(q < size, q, period - q)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
+    """Pad ``input`` as ``torch.nn.functional.pad``: ``pad = (left, right, top, bottom, ...)`` pads the LAST dim first.
+
+    ``constant`` fills with ``value`` (default 0) and a negative pad crops; ``reflect`` mirrors without repeating
+    the edge (pad < size), ``replicate`` repeats the edge, ``circular`` wraps around (pad <= size). Differentiable:
+    constant pads copy into a filled tensor; the other modes are one ``index_select`` per padded dim (indices
+    computed host-side from the shape only).
+    """
+    pads = tuple(pad)
+    if len(pads) % 2 or not all(isinstance(p, (int, np.integer)) for p in pads):
+        raise ValueError(f"pad must be a flat tuple of an even number of ints (left, right, top, ...), got {pad!r}")
+    n = len(pads) // 2
+    if n > input.dims:
+        raise ShapeError(f"pad {pads} pads {n} dims but the input of shape {input.shape} has only {input.dims}")
+    if mode not in PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {PAD_MODES}, got {mode!r}")
+    if mode != "constant" and value is not None:
+        raise ValueError(f"pad: value is only used with mode='constant', got value={value!r} with mode={mode!r}")
+    pairs = [(int(pads[2 * i]), int(pads[2 * i + 1])) for i in reversed(range(n))]  # in dim order
+    dims = range(input.dims - n, input.dims)
+    if mode == "constant":
+        x = input
+        for d, (b, a) in zip(dims, pairs):
+            if b < 0 or a < 0:
+                size = x.shape[d] + min(b, 0) + min(a, 0)
+                if size < 0:
+                    raise ShapeError(f"pad {pads} crops dim {d} of the input of shape {input.shape} below size 0")
+                x = x.narrow(d, -min(b, 0), size)
+        positive = tuple((max(b, 0), max(a, 0)) for b, a in pairs)
+        if all(b == 0 and a == 0 for b, a in positive):
+            return x
+        return Pad.apply(x, positive, 0.0 if value is None else float(value))
+    x = input
+    for d, (b, a) in zip(dims, pairs):
+        if (b, a) == (0, 0):
+            continue
+        if b < 0 or a < 0:
+            if mode != "circular":
+                raise ValueError(f"pad: negative padding {pads} is only supported for modes 'constant' and 'circular'")
+            x = x.narrow(d, -min(b, 0), x.shape[d] + min(b, 0) + min(a, 0))  # crop first, then wrap (as torch)
+            b, a = max(b, 0), max(a, 0)
+        size = x.shape[d]
+        limit = {"reflect": size - 1, "circular": size}.get(mode, math.inf)  # replicate: any amount
+        if size == 0 or max(b, a) > limit:
+            raise ShapeError(f"pad: {mode} padding {pads} must be at most {limit} (dim {d} of the input of shape "
+                             f"{input.shape} has size {size}{'; reflect needs pad < size' if mode == 'reflect' else ''})")
+        index = tensor(_source_index(size, b, a, mode), dtype="int64", backend=x.backend)
+        x = x.index_select(d, index)
+    return x
+
+
+# --- im2col ---
 
 
 class Unfold(TensorFunction):
     """Windows of a ``(B, C, H, W)`` tensor as a contiguous ``(B, OH, OW, C, KH, KW)`` tensor."""
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
+    def forward(ctx: Context, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
+                dilation: tuple[int, int]) -> Tensor:
         B, C, H, W = x.shape
-        (kh, kw), (sh, sw) = kernel, stride
-        oh, ow = (H - kh) // sh + 1, (W - kw) // sw + 1
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        oh, ow = (H - dh * (kh - 1) - 1) // sh + 1, (W - dw * (kw - 1) - 1) // sw + 1
         tB, tC, tH, tW = x._data.strides
-        window = TensorData(x._data.storage, (B, oh, ow, C, kh, kw), (tB, tH * sh, tW * sw, tC, tH, tW))
-        ctx.save_for_backward(x.shape, kernel, stride)
+        window = TensorData(x._data.storage, (B, oh, ow, C, kh, kw), (tB, tH * sh, tW * sw, tC, tH * dh, tW * dw))
+        ctx.save_for_backward(x.shape, kernel, stride, dilation)
         return x._view_of(window)._map("id")
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
-        shape, (kh, kw), (sh, sw) = ctx.saved_values
+        shape, (kh, kw), (sh, sw), (dh, dw) = ctx.saved_values
         B, C, _, _ = shape
         d = d.contiguous()
         _, oh, ow = d.shape[:3]
@@ -92,103 +162,178 @@ class Unfold(TensorFunction):
         dd = d._data
         for i in range(kh):
             for j in range(kw):
-                # Positions (oh*sh + i, ow*sw + j): distinct for distinct (oh, ow), so the view never overlaps itself.
-                target = TensorData(grad._data.storage[i * tH + j * tW :], (B, oh, ow, C), (tB, tH * sh, tW * sw, tC))
+                # Positions (oh*sh + i*dh, ow*sw + j*dw): distinct for distinct (oh, ow): the view never overlaps itself.
+                start = i * dh * tH + j * dw * tW
+                target = TensorData(grad._data.storage[start:], (B, oh, ow, C), (tB, tH * sh, tW * sw, tC))
                 part = TensorData(dd.storage[i * dd.strides[4] + j * dd.strides[5] :], (B, oh, ow, C), dd.strides[:4])
                 d.backend.zip("add", target, part, target)
         return grad
 
 
-def unfold(x: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] = 1) -> Tensor:
-    """All ``kernel_size`` windows of ``x`` (B, C, H, W) as a (B, OH, OW, C, KH, KW) tensor (differentiable)."""
+def unfold(x: Tensor, kernel_size: Any, stride: Any = 1, dilation: Any = 1) -> Tensor:
+    """All ``kernel_size`` windows of ``x`` (B, C, H, W) as a (B, OH, OW, C, KH, KW) tensor (differentiable),
+    ``OH = (H - dilation*(KH-1) - 1) // stride + 1``."""
     if x.dims != 4:
         raise ShapeError(f"unfold needs a 4-D (B, C, H, W) input, got shape {x.shape}")
-    kernel, step = _pair(kernel_size, "kernel_size"), _pair(stride, "stride")
-    if min(kernel) < 1 or min(step) < 1:
-        raise ShapeError(f"kernel_size {kernel} and stride {step} must be positive")
-    if kernel[0] > x.shape[2] or kernel[1] > x.shape[3]:
-        raise ShapeError(f"kernel {kernel} is larger than the (padded) input {x.shape[2:]} of shape {x.shape}")
-    return Unfold.apply(x, kernel, step)
+    kernel, step = _pair(kernel_size, "kernel_size", 1), _pair(stride, "stride", 1)
+    dil = _pair(dilation, "dilation", 1)
+    extent = tuple(d * (k - 1) + 1 for d, k in zip(dil, kernel))
+    if extent[0] > x.shape[2] or extent[1] > x.shape[3]:
+        raise ShapeError(f"kernel size {kernel} (dilated extent {extent}) is larger than the padded input size "
+                         f"{x.shape[2:]} (input shape {x.shape})")
+    return Unfold.apply(x, kernel, step, dil)
 
 
-def conv2d(
-    x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0
-) -> Tensor:
-    """2-D cross-correlation of ``x`` (B, C, H, W) with ``weight`` (O, C, KH, KW) plus ``bias`` (O,): (B, O, OH, OW)."""
-    if x.dims != 4 or weight.dims != 4:
-        raise ShapeError(f"conv2d needs a (B, C, H, W) input and (O, C, KH, KW) weight, got {x.shape} and {weight.shape}")
-    B, C = x.shape[:2]
-    out_c, Cw, kh, kw = weight.shape
-    if C != Cw:
-        raise ShapeError(f"conv2d input has {C} channels (shape {x.shape}) but weight expects {Cw} (shape {weight.shape})")
+# --- convolution ---
+
+
+def _same_pads(kernel: Sequence[int], dilation: Sequence[int]) -> list[tuple[int, int]]:
+    """PyTorch's 'same' padding per dim: total ``dilation*(k-1)``, the odd extra element on the right/bottom."""
+    return [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation)]
+
+
+def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,  # noqa: A002
+          dilation: Any, groups: int) -> Tensor:
+    if weight.dims != nd + 2:
+        raise ShapeError(f"{name}: weight must be {nd + 2}-D (out_channels, in_channels/groups, *kernel), got {weight.shape}")
+    if input.dims not in (nd + 1, nd + 2):
+        raise ShapeError(f"{name}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) input, got shape {input.shape}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+    unbatched = input.dims == nd + 1
+    x = input.unsqueeze(0) if unbatched else input
+    out_c, cg = weight.shape[:2]
+    kernel = weight.shape[2:]
+    if x.shape[1] != cg * groups:
+        raise ShapeError(f"{name}: given groups={groups}, weight of shape {weight.shape} expects input {input.shape} "
+                         f"to have {cg * groups} channels, but got {x.shape[1]}")
+    if out_c % groups:
+        raise ShapeError(f"{name}: given groups={groups}, out_channels {out_c} of weight {weight.shape} must be divisible by groups")
     if bias is not None and bias.shape != (out_c,):
-        raise ShapeError(f"conv2d bias must have shape ({out_c},), got {bias.shape}")
-    ph, pw = _pair(padding, "padding")
-    x = pad(x, ((ph, ph), (pw, pw)))
-    cols = unfold(x, (kh, kw), stride)  # (B, OH, OW, C, KH, KW)
-    oh, ow = cols.shape[1:3]
-    out = cols.view(B * oh * ow, C * kh * kw) @ weight.reshape(out_c, C * kh * kw).transpose(0, 1)
+        raise ShapeError(f"{name}: bias must have shape ({out_c},), got {bias.shape}")
+    step, dil = _tuple(stride, nd, "stride", 1), _tuple(dilation, nd, "dilation", 1)
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(f"{name}: padding must be an int, a tuple, 'same' or 'valid', got {padding!r}")
+        if padding == "same" and any(s != 1 for s in step):
+            raise ValueError(f"{name}: padding='same' is not supported for strided convolutions (stride={step})")
+        pairs = _same_pads(kernel, dil) if padding == "same" else [(0, 0)] * nd
+    else:
+        pairs = [(p, p) for p in _tuple(padding, nd, "padding")]
+    if nd == 1:  # a 1-D conv is a 2-D conv over a height-1 image
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        kernel, step, dil, pairs = (1, *kernel), (1, *step), (1, *dil), [(0, 0), *pairs]
+    padded = (x.shape[2] + sum(pairs[0]), x.shape[3] + sum(pairs[1]))
+    if any(d * (k - 1) + 1 > s for d, k, s in zip(dil, kernel, padded)):
+        raise ShapeError(f"{name}: padded input size {padded[2 - nd:]} is smaller than the (dilated) kernel size "
+                         f"{tuple(kernel[2 - nd:])} (input {input.shape}, weight {weight.shape})")
+    x = pad(x, [v for pair in reversed(pairs) for v in pair])
+    cols = unfold(x, kernel, step, dil)  # (B, OH, OW, C, KH, KW), contiguous
+    B, oh, ow = cols.shape[:3]
+    k = cg * kernel[0] * kernel[1]
+    if groups == 1:
+        out = cols.view(B * oh * ow, k) @ weight.reshape(out_c, k).transpose(0, 1)
+    else:  # (G, N, K) @ (G, K, O/G) -> (G, N, O/G)
+        a = cols.view(B * oh * ow, groups, k).permute(1, 0, 2)
+        w = weight.reshape(groups, out_c // groups, k).transpose(1, 2)
+        out = (a @ w).permute(1, 0, 2).reshape(B * oh * ow, out_c)
     if bias is not None:
         out = out + bias
-    return out.view(B, oh, ow, out_c).permute(0, 3, 1, 2).contiguous()
+    out = out.view(B, oh, ow, out_c).permute(0, 3, 1, 2).contiguous()
+    if nd == 1:
+        out = out.view(B, out_c, ow)
+    return out.squeeze(0) if unbatched else out
 
 
-def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 1, padding: int = 0) -> Tensor:
-    """1-D cross-correlation of ``x`` (B, C, L) with ``weight`` (O, C, K) plus ``bias`` (O,): (B, O, OL)."""
-    if x.dims != 3 or weight.dims != 3:
-        raise ShapeError(f"conv1d needs a (B, C, L) input and (O, C, K) weight, got {x.shape} and {weight.shape}")
-    B, C, L = x.shape
-    out_c, Cw, k = weight.shape
-    out = conv2d(x.reshape(B, C, 1, L), weight.reshape(out_c, Cw, 1, k), bias, stride=(1, int(stride)), padding=(0, int(padding)))
-    return out.view(B, out_c, out.shape[3])
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D cross-correlation, ``torch.nn.functional.conv2d``: input (N, C, H, W) or (C, H, W), weight
+    (O, C/groups, KH, KW), bias (O,); ``out[n, o, i, j] = b[o] + sum_{c,p,q} x[n, g*C/G + c, i*s + p*d, j*s + q*d]
+    * w[o, c, p, q]`` with ``g`` the group of ``o``. ``padding``: int, pair, 'valid' or 'same' (stride 1)."""
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D cross-correlation, ``torch.nn.functional.conv1d``: input (N, C, L) or (C, L), weight (O, C/groups, K),
+    bias (O,); ``padding``: int, 1-tuple, 'valid' or 'same' (stride 1)."""
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 class _ConvNd(Module):
-    def __init__(self, in_channels: int, out_channels: int, kernel: tuple[int, ...], stride: Any, padding: Any,
-                 bias: bool, backend: Any, dtype: Any):
+    nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None, *, backend: Any = None):
         super().__init__()
-        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
-        self.stride, self.padding = stride, padding
-        kw = factory(None, dtype, backend)
-        self.weight = Parameter(empty(out_channels, in_channels, *kernel, **kw))
+        name, nd = type(self).__name__, self.nd
+        check_sizes(name, in_channels=in_channels, out_channels=out_channels)
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{name}: in_channels {in_channels} and out_channels {out_channels} must be divisible "
+                             f"by groups {groups}")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"{name}: padding_mode must be 'zeros', 'reflect', 'replicate' or 'circular', "
+                             f"got {padding_mode!r}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = _tuple(kernel_size, nd, "kernel_size", 1)
+        self.stride, self.dilation = _tuple(stride, nd, "stride", 1), _tuple(dilation, nd, "dilation", 1)
+        self.padding_mode = padding_mode
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"{name}: padding must be 'same', 'valid', an int or a tuple, got {padding!r}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
+            self.padding: Any = padding
+            pairs = _same_pads(self.kernel_size, self.dilation) if padding == "same" else [(0, 0)] * nd
+        else:
+            self.padding = _tuple(padding, nd, "padding")
+            pairs = [(p, p) for p in self.padding]
+        self._reversed_padding_repeated_twice = [v for pair in reversed(pairs) for v in pair]
+        kw = factory(device, dtype, backend)
+        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size, **kw))
         self.bias = Parameter(empty(out_channels, **kw)) if bias else None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's default init: kaiming_uniform_(a=sqrt(5)) weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
+        """PyTorch's default init: kaiming_uniform_(a=sqrt(5)) weight, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias,
+        ``fan_in = in_channels/groups * prod(kernel_size)``."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            bound = bias_bound(self.in_channels * math.prod(self.kernel_size))
+            bound = bias_bound(self.in_channels // self.groups * math.prod(self.kernel_size))
             init.uniform_(self.bias, -bound, bound)
 
-    def _bias(self) -> Tensor | None:
-        return self.bias if self.bias is not None else None
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        fn = conv1d if self.nd == 1 else conv2d
+        if self.padding_mode != "zeros":
+            x = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return fn(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, bias={self.bias is not None}")
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self.nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self.nd:
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (B, C, L) inputs; weight (out_channels, in_channels, kernel_size)."""
+    """1-D convolution over (N, C, L) or (C, L) inputs, ``torch.nn.Conv1d``; weight (out, in/groups, kernel)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1, padding: int = 0,
-                 bias: bool = True, backend: Any = None, dtype: Any = None):
-        super().__init__(in_channels, out_channels, (int(kernel_size),), int(stride), int(padding), bias, backend, dtype)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return conv1d(x, self.weight, self._bias(), self.stride, self.padding)
+    nd = 1
 
 
 class Conv2d(_ConvNd):
-    """2-D convolution over (B, C, H, W) inputs; weight (out_channels, in_channels, kh, kw)."""
+    """2-D convolution over (N, C, H, W) or (C, H, W) inputs, ``torch.nn.Conv2d``; weight (out, in/groups, kh, kw)."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 bias: bool = True, backend: Any = None, dtype: Any = None):
-        super().__init__(in_channels, out_channels, _pair(kernel_size, "kernel_size"), _pair(stride, "stride"),
-                         _pair(padding, "padding"), bias, backend, dtype)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return conv2d(x, self.weight, self._bias(), self.stride, self.padding)
-
-
+    nd = 2
