@@ -1,0 +1,81 @@
+"""Gradient clipping and flat parameter vectors (``torch.nn.utils``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..autodiff import no_grad
+from ..errors import ShapeError
+from ..tensor import Tensor
+from ..tensor_join import cat, stack
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+
+
+def _tensors(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    if isinstance(parameters, Tensor):
+        return [parameters]
+    out = list(parameters)
+    for p in out:
+        if not isinstance(p, Tensor):
+            raise TypeError(f"expected Tensors (model.parameters()), got {type(p).__name__}")
+    return out
+
+
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    r"""Scale the gradients in place so that their joint norm is at most ``max_norm``; returns the norm before.
+
+    total = \|(\|g_1\|_p, ..., \|g_n\|_p)\|_p (p = ``norm_type``, ``inf`` for the max-abs norm); every gradient is
+    multiplied by min(1, max_norm / (total + 1e-6)), without a host sync. ``error_if_nonfinite``: RuntimeError when
+    the total is nan or inf. ``foreach`` is accepted for PyTorch compatibility (the loop is the same).
+    """
+    grads = [p.grad for p in _tensors(parameters) if p.grad is not None]
+    norm_type = float(norm_type)
+    if not grads:
+        from ..creation import tensor
+
+        return tensor(0.0)
+    with no_grad():
+        norms = [g.detach().norm(norm_type) for g in grads]
+        total = stack(norms).norm(norm_type)
+        if error_if_nonfinite and not math.isfinite(total.item()):
+            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+                               "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+                               "norm anyway, set `error_if_nonfinite=False`")
+        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.cast(g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
+    """Clamp every gradient into [-clip_value, clip_value] in place."""
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in _tensors(parameters):
+            if p.grad is not None:
+                p.grad.clamp_(-clip_value, clip_value)
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """The parameters flattened and concatenated into one 1-D tensor (differentiable, like ``torch.cat``)."""
+    return cat([p.reshape(-1) for p in _tensors(parameters)])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copy consecutive slices of the 1-D ``vec`` into the parameters, in place (the inverse of
+    :func:`parameters_to_vector`); ``vec`` must have exactly as many elements as the parameters together."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected a Tensor, but got: {type(vec).__name__}")
+    params = _tensors(parameters)
+    total = sum(p.numel() for p in params)
+    if vec.dims != 1 or vec.numel() != total:
+        raise ShapeError(f"vector_to_parameters: vec of shape {vec.shape} does not hold the parameters' {total} elements")
+    start = 0
+    with no_grad():
+        for p in params:
+            n = p.numel()
+            p.copy_(vec[start : start + n].reshape(*p.shape))
+            start += n
