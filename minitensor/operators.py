@@ -66,16 +66,22 @@ def eq(x: float, y: float) -> float:
 
 
 def max(x: float, y: float) -> float:  # noqa: A001
-    """the larger of x and y (nan if either is nan; integers stay integers)"""
+    """the larger of x and y (nan if either is nan; +0.0 above -0.0, so the result never depends on order, as
+    IEEE 754-2019 maximum; integers stay integers)"""
     if x != x or y != y:
         return x + y
+    if x == y:
+        return x + y if x == 0 else x  # -0.0 + 0.0 is 0.0; -0.0 + -0.0 is -0.0
     return x if x > y else y
 
 
 def min(x: float, y: float) -> float:  # noqa: A001
-    """the smaller of x and y (nan if either is nan; integers stay integers)"""
+    """the smaller of x and y (nan if either is nan; -0.0 below +0.0, as IEEE 754-2019 minimum; integers stay
+    integers)"""
     if x != x or y != y:
         return x + y
+    if x == y:
+        return -(-x - y) if x == 0 else x  # -0.0 if either zero is negative
     return x if x < y else y
 
 
@@ -123,7 +129,7 @@ def log(x: float) -> float:
 
 def exp(x: float) -> float:
     """e^x, +inf on overflow"""
-    if x > 709.0:
+    if x > LOG_MAX_FLOAT:
         return math.inf
     return math.exp(x)
 
@@ -184,14 +190,14 @@ HUGE = 4503599627370496.0  # 2**52: every float at least this large is already a
 
 def exp2(x: float) -> float:
     """2^x, +inf on overflow"""
-    if x > 1024.0:
+    if x >= 1024.0:
         return math.inf
     return 2.0**x
 
 
 def expm1(x: float) -> float:
     """e^x - 1, accurate near 0"""
-    if x > 709.0:
+    if x > LOG_MAX_FLOAT:
         return math.inf
     return math.expm1(x)
 

@@ -677,3 +677,40 @@ def test_kernels_compile_for_a_real_gpu() -> None:
         # numba-cuda internals moved (device functions asked for a driver) or the target is missing
         pytest.skip(f"cannot compile for the CUDA target without a GPU here: {result.stderr[-300:]}")
     assert result.returncode == 0 and "COMPILED" in result.stdout, result.stderr[-3000:]
+
+
+def test_every_kernel_loops_past_the_grid_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the grid capped at one block per dimension, every kernel still covers outputs larger than one grid
+    (grid-stride loops on every dimension; a real GPU caps grid dims y and z at 65,535)."""
+    monkeypatch.setattr(cuda_module, "MAX_GRID", 1)
+    monkeypatch.setattr(cuda_module, "THREADS_PER_BLOCK", 32)
+    monkeypatch.setattr(cuda_module, "TILE", 2)
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal((35, 2))
+    cu, si = pair(x)
+    for op, args in (("map", ("exp",)), ("zip", ("add",))):
+        cu_out, si_out = CUDA.empty(x.shape, np.float64), SIMPLE.empty(x.shape, np.float64)
+        if op == "map":
+            CUDA.map(args[0], cu, cu_out)
+            SIMPLE.map(args[0], si, si_out)
+        else:
+            CUDA.zip(args[0], cu, cu, cu_out)
+            SIMPLE.zip(args[0], si, si, si_out)
+        assert_same(cu_out, si_out, rtol=1e-12)
+    reduced = CUDA.empty((35, 1), np.float64)
+    CUDA.reduce("sum", cu, 1, reduced)
+    np.testing.assert_allclose(CUDA.to_numpy(reduced)[:, 0], x.sum(1), rtol=1e-12)
+    run_matmul(rng.standard_normal((1, 5, 3)), rng.standard_normal((2, 3, 5)), (2, 5, 5), np.float64)  # 3x3 tiles, 2 batches
+    index = rng.integers(0, 2, size=(35, 2))
+    gathered = CUDA.empty((35, 2), np.float64)
+    CUDA.gather(cu, 1, device(index), gathered)
+    np.testing.assert_array_equal(CUDA.to_numpy(gathered), np.take_along_axis(x, index, 1))
+    scattered = device(np.zeros((35, 2)))
+    CUDA.scatter_add(cu, 1, device(index), scattered)
+    np.testing.assert_allclose(CUDA.to_numpy(scattered), scatter_add_reference(np.zeros((35, 2)), 1, index, x), rtol=1e-12)
+    scanned = CUDA.empty((35, 2), np.float64)
+    CUDA.scan("sum", cu, 1, scanned)
+    np.testing.assert_allclose(CUDA.to_numpy(scanned), np.cumsum(x, 1), rtol=1e-12)
+    values, indices = CUDA.empty((35, 2), np.float64), CUDA.empty((35, 2), np.int64)
+    CUDA.sort(cu, 1, False, values, indices)
+    np.testing.assert_array_equal(CUDA.to_numpy(values), np.sort(x, 1))

@@ -378,6 +378,28 @@ def test_second_process_loads_kernels_from_the_disk_cache() -> None:
     result = subprocess.run([sys.executable, "-c", WARM_SCRIPT], env=env, capture_output=True, text=True, check=True, timeout=120)
     stats = json.loads(result.stdout.strip().splitlines()[-1])
     assert stats == {"hits": 1, "misses": 0}
+    assert fast_codegen.COMPILE_NOTICE not in result.stderr  # nothing compiled: no notice
+
+
+def test_first_compile_prints_one_notice(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, MINITENSOR_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    first = 'fast.map("abs", fast.from_numpy(np.ones(5)), fast.empty((5,), np.float64)); '
+    script = WARM_SCRIPT.replace('fast.map("neg"', first + 'fast.map("neg"')
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True, timeout=120)
+    assert result.stderr.count(fast_codegen.COMPILE_NOTICE) == 1, result.stderr  # two modules compiled, one line
+
+
+def test_stale_fingerprint_directories_are_pruned(tmp_path: Path) -> None:
+    old = 1_000_000_000  # 2001
+    for name in ("0123456789abcdef", "fedcba9876543210", "aaaaaaaaaaaaaaaa", "notafingerprint"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "map_neg_f.py").write_text("x = 1\n")
+    for name in ("0123456789abcdef", "fedcba9876543210", "notafingerprint"):
+        os.utime(tmp_path / name, (old, old))
+    removed = fast_codegen.prune_stale(tmp_path, keep="fedcba9876543210")
+    assert removed == [tmp_path / "0123456789abcdef"]  # the one we use, a recent one and a foreign name stay
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["aaaaaaaaaaaaaaaa", "fedcba9876543210", "notafingerprint"]
 
 
 @pytest.mark.parametrize("op", ["sum", "max"])

@@ -222,9 +222,7 @@ class CudaBackend(Backend):
         else:
             acc = "float64" if np.result_type(a.dtype, b.dtype) == np.float64 else "float32"
         kernel = _kernel(("matmul", out.dims, TILE, acc), kernels.make_matmul)
-        grid = (-(-n // TILE), -(-m // TILE), min(batches, MAX_GRID))
-        if grid[0] > MAX_GRID or grid[1] > MAX_GRID:
-            raise ShapeError(f"matmul output {out.shape} is too large for one launch (at most {MAX_GRID * TILE} rows and cols)")
+        grid = (min(-(-n // TILE), MAX_GRID), min(-(-m // TILE), MAX_GRID), min(batches, MAX_GRID))
         kernel[grid, (TILE, TILE)](
             out.storage, out.shape, out.strides, a.storage, a.shape, a.strides, b.storage, b.shape, b.strides, batches
         )

@@ -338,11 +338,13 @@ def make_matmul(dims: int, tile: int, acc: str) -> Callable[..., None]:
         b_index = cuda.local.array(dims, int64)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
-        i = cuda.blockIdx.y * tile + ty
-        j = cuda.blockIdx.x * tile + tx
         m = out_shape[row]
         n = out_shape[col]
         inner = a_shape[col]
+        tiles_m = (m + tile - 1) // tile
+        tiles_n = (n + tile - 1) // tile
+        # Grid-stride over batches and over tiles in both directions: no output size limit. Every thread of a
+        # block takes the same trip counts (they depend on block indices only), so syncthreads stays uniform.
         for batch in range(cuda.blockIdx.z, batches, cuda.gridDim.z):
             # index of out[batch, 0, 0]; the same batch index broadcast into a and b
             to_index(batch * m * n, out_shape, out_index)
@@ -350,25 +352,29 @@ def make_matmul(dims: int, tile: int, acc: str) -> Callable[..., None]:
             broadcast_index(out_index, out_shape, b_shape, b_index)
             a_base = index_to_position(a_index, a_strides)
             b_base = index_to_position(b_index, b_strides)
-            acc = acc_t(0)
-            for k0 in range(0, inner, tile):
-                k = k0 + tx
-                if i < m and k < inner:
-                    a_tile[ty, tx] = a[a_base + i * a_strides[row] + k * a_strides[col]]
-                else:
-                    a_tile[ty, tx] = 0
-                k = k0 + ty
-                if k < inner and j < n:
-                    b_tile[ty, tx] = b[b_base + k * b_strides[row] + j * b_strides[col]]
-                else:
-                    b_tile[ty, tx] = 0
-                cuda.syncthreads()
-                for kk in range(tile):
-                    acc += a_tile[ty, kk] * b_tile[kk, tx]
-                cuda.syncthreads()
-            if i < m and j < n:
-                out_index[row] = i
-                out_index[col] = j
-                out[index_to_position(out_index, out_strides)] = acc
+            for tile_i in range(cuda.blockIdx.y, tiles_m, cuda.gridDim.y):
+                i = tile_i * tile + ty
+                for tile_j in range(cuda.blockIdx.x, tiles_n, cuda.gridDim.x):
+                    j = tile_j * tile + tx
+                    acc = acc_t(0)
+                    for k0 in range(0, inner, tile):
+                        k = k0 + tx
+                        if i < m and k < inner:
+                            a_tile[ty, tx] = a[a_base + i * a_strides[row] + k * a_strides[col]]
+                        else:
+                            a_tile[ty, tx] = 0
+                        k = k0 + ty
+                        if k < inner and j < n:
+                            b_tile[ty, tx] = b[b_base + k * b_strides[row] + j * b_strides[col]]
+                        else:
+                            b_tile[ty, tx] = 0
+                        cuda.syncthreads()
+                        for kk in range(tile):
+                            acc += a_tile[ty, kk] * b_tile[kk, tx]
+                        cuda.syncthreads()
+                    if i < m and j < n:
+                        out_index[row] = i
+                        out_index[col] = j
+                        out[index_to_position(out_index, out_strides)] = acc
 
     return matmul_kernel

@@ -17,7 +17,9 @@ directory must belong to the current user and not be writable by anyone else. Fi
 atomically, so concurrent processes (pytest-xdist) are safe.
 
 The cache directory is ``$MINITENSOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/minitensor/kernels``
-(``~/.cache/minitensor/kernels``), else a per-user temp directory when that is not usable.
+(``~/.cache/minitensor/kernels``), else a per-user temp directory when that is not usable. Each process
+touches its fingerprint directory; sibling fingerprint directories of ours unused for ``STALE_DAYS`` are
+deleted (old installations). The first time a module is compiled on a machine, one notice goes to stderr.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ import importlib.util
 import inspect
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -52,7 +56,13 @@ TEMPLATE = Path(__file__).with_name("fast_kernels.py")
 EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+STALE_DAYS = 30
+"""Fingerprint directories not used for this many days are pruned."""
+COMPILE_NOTICE = "minitensor: compiling fast-backend kernels, once per machine (about 20 s); later runs load them from"
+
 _lock = threading.Lock()
+_noticed = False
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _modules: dict[tuple[str, str, str, bool], ModuleType] = {}
 _directory: Path | None = None
 
@@ -93,6 +103,40 @@ def _private(directory: Path) -> bool:
     return os.access(directory, os.W_OK)
 
 
+def prune_stale(root: Path, keep: str, max_age_days: float = STALE_DAYS) -> list[Path]:
+    """Delete fingerprint directories under ``root`` other than ``keep`` that we own and nobody used for
+    ``max_age_days`` (directories of other users and other names are left alone); returns those removed."""
+    removed: list[Path] = []
+    cutoff = time.time() - max_age_days * 86400
+    getuid = getattr(os, "getuid", None)
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if entry.name == keep or not _FINGERPRINT.fullmatch(entry.name):
+            continue
+        try:
+            info = entry.lstat()
+            if not stat.S_ISDIR(info.st_mode) or (getuid is not None and info.st_uid != getuid()) or info.st_mtime > cutoff:
+                continue
+            shutil.rmtree(entry)
+            removed.append(entry)
+        except OSError:
+            continue  # in use or vanished: try again next time
+    return removed
+
+
+def _notice_first_compile(path: Path) -> None:
+    """One line on stderr, once per process, when ``path``'s kernels have no Numba cache yet."""
+    global _noticed
+    cached = path.parent / "__pycache__"
+    if _noticed or (cached.is_dir() and any(cached.glob(f"{path.stem}.*.nbi"))):
+        return
+    _noticed = True
+    print(f"{COMPILE_NOTICE} {path.parent}", file=sys.stderr, flush=True)
+
+
 def kernel_directory() -> Path:
     """The fingerprinted directory for this installation, created on first use."""
     global _directory
@@ -105,6 +149,8 @@ def kernel_directory() -> Path:
                 directory.mkdir(mode=0o700, parents=True, exist_ok=True)
                 if _private(directory):
                     _directory = directory
+                    os.utime(directory)  # mark it used, so pruning keeps it
+                    prune_stale(root, keep=name)
                     break
             except OSError:
                 continue
@@ -220,6 +266,7 @@ def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, par
         stem = module_stem(family, op, compute, parallel)
         path = kernel_directory() / f"{stem}.py"
         ensure_file(path, text)
+        _notice_first_compile(path)
         name = f"_minitensor_kernels_{path.parent.name}_{stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None

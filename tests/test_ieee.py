@@ -1,0 +1,124 @@
+"""IEEE float semantics agree across backends: inf, nan, signed zeros, huge and subnormal values.
+
+Every element-wise kernel op runs on ``simple`` (the reference), ``fast`` and ``cuda`` (simulator) over values drawn
+from the whole float64 line. Ops whose IEEE result is exactly defined (arithmetic, comparisons, sqrt, rounding)
+must agree bit for bit, signed zeros included; transcendental ones must agree on nan/inf positions and signs and
+be within a few ulps elsewhere. Reductions see the same special values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import BACKENDS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from minitensor.backends import get_backend
+from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+
+EXACT_UNARY = {"id", "neg", "abs", "relu", "sq", "sqrt", "sign", "floor", "ceil", "trunc", "round", "isnan", "isinf",
+               "isfinite", "logical_not", "inv"}
+EXACT_BINARY = {"add", "sub", "mul", "div", "lt", "gt", "eq", "le", "ge", "ne", "max", "min", "logical_and",
+                "logical_or", "logical_xor", "fmod"}
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324, -5e-324, 2.2250738585072014e-308, 1.0, -1.0,
+           0.5, -2.5, 3.0, 1e-300, 710.0, -746.0]
+UNARY = sorted(op for op in UNARY_OPS if op != "bitwise_not")
+BINARY = sorted(op for op in BINARY_OPS if not op.startswith("bitwise_") and not op.endswith("_back") and op != "is_close")
+OTHERS = [name for name in BACKENDS if name != "simple"]
+
+values = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True))
+
+
+def arrays(size: int) -> st.SearchStrategy[np.ndarray]:
+    return hnp.arrays(np.float64, size, elements=values)
+
+
+def run_map(name: str, op: str, x: np.ndarray) -> np.ndarray:
+    backend = get_backend(name)
+    out = backend.empty(x.shape, x.dtype if op not in ("isnan", "isinf", "isfinite", "logical_not") else np.bool_)
+    backend.map(op, backend.from_numpy(x), out)
+    return backend.to_numpy(out)
+
+
+def run_zip(name: str, op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    backend = get_backend(name)
+    boolean = op in ("lt", "gt", "eq", "le", "ge", "ne", "logical_and", "logical_or", "logical_xor")
+    out = backend.empty(a.shape, np.bool_ if boolean else a.dtype)
+    backend.zip(op, backend.from_numpy(a), backend.from_numpy(b), out)
+    return backend.to_numpy(out)
+
+
+def agree(got: np.ndarray, want: np.ndarray, exact: bool, what: str) -> None:
+    if got.dtype == np.bool_ or exact:
+        same = (got.view(np.uint8) == want.view(np.uint8)) if got.dtype == np.bool_ else (got.view(np.int64) == want.view(np.int64))
+        # NaN payloads and signs may differ between libm implementations: any NaN matches any NaN.
+        same |= np.isnan(got) & np.isnan(want) if got.dtype != np.bool_ else False
+        assert same.all(), f"{what}: got {got[~same]} want {want[~same]}"
+        return
+    assert (np.isnan(got) == np.isnan(want)).all(), f"{what}: nan positions differ: {got} vs {want}"
+    finite = np.isfinite(want) & np.isfinite(got)
+    assert (got[~finite & ~np.isnan(want)] == want[~finite & ~np.isnan(want)]).all(), f"{what}: infinities differ: {got} vs {want}"
+    np.testing.assert_allclose(got[finite], want[finite], rtol=4 * np.finfo(np.float64).eps, atol=0, err_msg=what)
+
+
+@pytest.mark.parametrize("other", OTHERS)
+@pytest.mark.parametrize("op", UNARY)
+@settings(max_examples=8)  # 30 ops x 2 backends: a few draws each (SPECIAL values come up often)
+@given(x=arrays(12))
+def test_unary_ops_agree_with_simple(other: str, op: str, x: np.ndarray) -> None:
+    agree(run_map(other, op, x), run_map("simple", op, x), op in EXACT_UNARY, f"{op} on {other}")
+
+
+@pytest.mark.parametrize("other", OTHERS)
+@pytest.mark.parametrize("op", BINARY)
+@settings(max_examples=8)
+@given(a=arrays(10), b=arrays(10))
+def test_binary_ops_agree_with_simple(other: str, op: str, a: np.ndarray, b: np.ndarray) -> None:
+    agree(run_zip(other, op, a, b), run_zip("simple", op, a, b), op in EXACT_BINARY, f"{op} on {other}")
+
+
+@pytest.mark.parametrize("other", OTHERS)
+@pytest.mark.parametrize("op", sorted(REDUCE_OPS))
+@given(x=hnp.arrays(np.float64, 9, elements=st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -2.5, 3.0])))
+def test_reductions_see_special_values_alike(other: str, op: str, x: np.ndarray) -> None:
+    outs = []
+    for name in ("simple", other):
+        backend = get_backend(name)
+        out = backend.empty((1,), np.float64)
+        backend.reduce(op, backend.from_numpy(x), 0, out)
+        outs.append(backend.to_numpy(out))
+    # Values whose partial sums and products never round, overflow or underflow: reassociation (fast splits rows)
+    # cannot change them, so every op must agree exactly, nan and signed zeros included.
+    agree(outs[1], outs[0], True, f"reduce {op} on {other}")
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_exp_family_overflows_exactly_where_ieee_does(name: str) -> None:
+    """exp(709.5) is finite (1.35e308): an early cut-off at 709 once returned inf on every backend alike."""
+    x = np.array([709.5, 709.782712893384, 709.7827128933841, 1023.5, 1024.0, -1075.0])
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(run_map(name, "exp", x), np.exp(x), rtol=1e-15)
+        np.testing.assert_allclose(run_map(name, "expm1", x), np.expm1(x), rtol=1e-15)
+        np.testing.assert_array_equal(run_map(name, "exp2", x), np.exp2(x))
+
+
+def test_simple_follows_ieee_where_python_would_raise() -> None:
+    """Python's math raises (OverflowError, ValueError, ZeroDivisionError) where IEEE gives inf or nan."""
+    x = np.array([10.0, -1.0, 0.0, -0.0, 1e308, np.inf])
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(run_map("simple", "exp", np.array([1000.0])), [np.inf])
+        np.testing.assert_array_equal(run_map("simple", "log", x), np.log(x))
+        np.testing.assert_array_equal(run_map("simple", "sqrt", x), np.sqrt(x))
+        np.testing.assert_array_equal(run_map("simple", "inv", x), 1.0 / x)
+        np.testing.assert_array_equal(run_zip("simple", "pow", x, np.full(6, 400.0)), np.power(x, 400.0))
+        np.testing.assert_array_equal(run_zip("simple", "div", x, np.zeros(6)), x / np.zeros(6))
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_max_min_of_signed_zeros_do_not_depend_on_order(name: str) -> None:
+    """IEEE 754-2019 maximum/minimum: +0.0 counts above -0.0, so reassociated reductions agree bit for bit."""
+    a, b = np.array([-0.0, 0.0, -0.0, 0.0]), np.array([0.0, -0.0, -0.0, 0.0])
+    assert np.signbit(run_zip(name, "max", a, b)).tolist() == [False, False, True, False]
+    assert np.signbit(run_zip(name, "min", a, b)).tolist() == [True, True, True, False]
