@@ -141,3 +141,37 @@ def test_multihead_attention_on_cuda() -> None:
     m_out.sum().backward()
     t_out.sum().backward()
     close(mx.grad, tx.grad)
+
+
+def _encoder_pair(backend: str, norm_first: bool, activation: str, batch_first: bool) -> tuple[Any, Any]:
+    torch.manual_seed(2)
+    kwargs = dict(dim_feedforward=12, dropout=0.0, activation=activation, batch_first=batch_first, norm_first=norm_first)
+    theirs = torch.nn.TransformerEncoderLayer(6, 2, dtype=torch.float64, **kwargs)  # type: ignore[arg-type]
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.add_(torch.randn_like(p) * 0.1)  # non-trivial biases and norm weights
+    mine = nn.TransformerEncoderLayer(6, 2, dtype=mt.float64, device=backend, **kwargs)  # type: ignore[arg-type]
+    mine.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    return mine, theirs
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("norm_first,activation,batch_first", [(False, "relu", False), (True, "gelu", True)])
+def test_transformer_encoder_layer_matches_torch(backend: str, norm_first: bool, activation: str, batch_first: bool) -> None:
+    """A state dict exported from torch's TransformerEncoderLayer loads by name and gives the same outputs and grads."""
+    mine, theirs = _encoder_pair(backend, norm_first, activation, batch_first)
+    x = RNG.standard_normal((3, 4, 6))
+    pad = np.zeros((4 if not batch_first else 3, 3 if not batch_first else 4), bool)
+    pad[1, -1] = True
+    mx, tx = pair(x, backend)
+    causal = np.triu(np.ones((3 if not batch_first else 4,) * 2, bool), 1)
+    m_out = mine(mx, src_mask=mt.tensor(causal, backend=backend), src_key_padding_mask=mt.tensor(pad, backend=backend))
+    t_out = theirs(tx, src_mask=torch.tensor(causal), src_key_padding_mask=torch.tensor(pad))
+    close(m_out, t_out, 1e-9)
+    w = RNG.standard_normal(t_out.shape)
+    (m_out * mt.tensor(w, backend=backend)).sum().backward()
+    (t_out * torch.tensor(w)).sum().backward()
+    close(mx.grad, tx.grad, 1e-9)
+    for (name, p), (_, q) in zip(mine.named_parameters(), theirs.named_parameters()):
+        close(p.grad, q.grad, 1e-9), name

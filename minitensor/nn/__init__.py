@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401, F403 - this module re-exports
 from ..module import Module, Parameter
-from . import functional, init
+from . import functional, init, utils
 from .activation import *
 from .attention import *
 from .container import *
@@ -14,3 +14,4 @@ from .losses import *
 from .norm import *
 from .pooling import *
 from .sparse import *
+from .transformer import *
