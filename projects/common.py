@@ -125,13 +125,6 @@ def available_backends(include_cuda: bool = True) -> list[str]:
     return out
 
 
-def cosine_lr(base: float, epoch: int, last: int) -> float:
-    """Cosine decay from ``base`` (epoch 1) towards 0 at ``last``: lr for 1-based ``epoch``."""
-    import math
-
-    return base * 0.5 * (1.0 + math.cos(math.pi * (epoch - 1) / max(last, 1)))
-
-
 # --------------------------------------------------------------------------------------------------
 # Progress and logging
 # --------------------------------------------------------------------------------------------------
@@ -238,18 +231,27 @@ def _flatten(prefix: str, value: Any, out: dict[str, np.ndarray]) -> None:
     else:
         if hasattr(value, "to_numpy"):
             value = value.to_numpy()
-        out[prefix] = np.ascontiguousarray(np.asarray(value))
+        out[prefix] = np.array(value, order="C")
 
 
 def save_arrays(path: str | Path, tree: dict[str, Any]) -> Path:
-    """Write a nested dict of arrays/tensors/numbers as one safetensors file (keys joined with dots)."""
-    from safetensors.numpy import save_file
-
+    """Write a nested dict of arrays/tensors/numbers as one flat safetensors file (keys joined with dots),
+    atomically and honoring the umask (:func:`minitensor.save`)."""
     flat: dict[str, np.ndarray] = {}
     _flatten("", tree, flat)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file(flat, str(path))
+    minitensor.save(flat, path)
+    return path
+
+
+def _checkpoint_file(path: str | Path) -> Path:
+    """``path`` as an existing regular file (FileNotFoundError / ProjectError in one line otherwise)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ProjectError(f"checkpoint {path} is a directory, not a checkpoint file written by --save")
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
     return path
 
 
@@ -257,9 +259,7 @@ def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
     """The flat ``{dotted key: array}`` dict written by :func:`save_arrays`."""
     from safetensors.numpy import load_file
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    path = _checkpoint_file(path)
     try:
         return load_file(str(path))
     except Exception as error:  # noqa: BLE001
@@ -272,86 +272,94 @@ def subtree(flat: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
     return {k[len(p) :]: v for k, v in flat.items() if k.startswith(p)}
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+CHECKPOINT_FORMAT = "minitensor-project-checkpoint/2"
 
 
-def save_checkpoint(path: str | Path, model: Any, optimizer: Any = None, meta: dict[str, Any] | None = None) -> Path:
-    """Model parameters/buffers + optimizer state + ``meta`` (epoch, history, settings) in one safetensors file.
+def save_checkpoint(path: str | Path, model: Any, optimizer: Any = None, scheduler: Any = None,
+                    meta: dict[str, Any] | None = None, generators: dict[str, np.random.Generator] | None = None) -> Path:
+    """Everything an exact resume needs, in one file written by :func:`minitensor.save` (atomic, umask mode).
 
-    Tensors go in as arrays (``model.<name>``, ``optim.<param index>.<name>``); the optimizer's
-    hyperparameters and plain-number state and ``meta`` go in the file's metadata as JSON.
-    Written with :func:`minitensor.save` (atomic).
+    ``{"format", "model": state dict, "optimizer": {"type", "state"}, "scheduler": {"type", "state"},
+    "rng": {"minitensor": the shared generator's state, <name>: state of each of ``generators``}, "meta"}``
+    (``meta``: epoch, history, settings).
     """
-    import json
+    def typed(obj: Any) -> dict[str, Any] | None:
+        return None if obj is None else {"type": type(obj).__name__, "state": obj.state_dict()}
 
-    from minitensor import checkpoint
-
-    arrays: dict[str, Any] = {f"model.{k}": v for k, v in model.state_dict().items()}
-    optim_meta: dict[str, Any] = {}
-    if optimizer is not None:
-        state = optimizer.state_dict()
-        numbers: dict[str, dict[str, Any]] = {}
-        for index, entry in state["state"].items():
-            for name, value in entry.items():
-                if isinstance(value, np.ndarray):
-                    arrays[f"optim.{index}.{name}"] = value
-                else:
-                    numbers.setdefault(str(index), {})[name] = _jsonable(value)
-        optim_meta = {"type": type(optimizer).__name__, "param_groups": _jsonable(state["param_groups"]), "numbers": numbers}
-    metadata = {"optimizer": json.dumps(optim_meta), "meta": json.dumps(_jsonable(meta or {}))}
+    rng = {"minitensor": minitensor.generator().bit_generator.state}
+    rng.update({name: g.bit_generator.state for name, g in (generators or {}).items()})
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save = getattr(minitensor, "save", checkpoint.save)
-    save(arrays, path, metadata=metadata)
+    minitensor.save({"format": CHECKPOINT_FORMAT, "model": model.state_dict(), "optimizer": typed(optimizer),
+                     "scheduler": typed(scheduler), "rng": rng, "meta": meta or {}}, path)
     return path
 
 
-def load_checkpoint(path: str | Path, model: Any, optimizer: Any = None) -> dict[str, Any]:
-    """Restore what :func:`save_checkpoint` wrote into ``model`` (and ``optimizer``); returns ``meta``."""
-    import json
+def add_schedule_args(parser: argparse.ArgumentParser) -> None:
+    """``--schedule`` (cosine or constant) and ``--schedule-epochs`` (the cosine's length)."""
+    parser.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
+                        help="learning rate per epoch: cosine decay to 0 over the schedule, or constant (default cosine)")
+    parser.add_argument("--schedule-epochs", type=positive_int, default=None, metavar="N",
+                        help="length of the cosine schedule in epochs (default --epochs); set it to the planned total "
+                             "when training in pieces with --save/--resume (a resumed run keeps its checkpoint's)")
 
-    from safetensors import safe_open
 
+def make_scheduler(optimizer: Any, args: argparse.Namespace) -> Any:
+    """The per-epoch lr scheduler the flags ask for: CosineAnnealingLR(T_max = --schedule-epochs or --epochs), or
+    None for a constant lr. Call its ``step()`` after every epoch."""
+    if args.schedule == "constant":
+        if args.schedule_epochs is not None:
+            raise ProjectError("--schedule-epochs is for --schedule cosine")
+        return None
+    total = args.schedule_epochs or args.epochs
+    if total < args.epochs and not args.resume:
+        raise ProjectError(f"--schedule-epochs {total} is shorter than --epochs {args.epochs}")
+    return minitensor.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total)
+
+
+def check_schedule(scheduler: Any, path: str | Path, last_epoch: int) -> None:
+    """ProjectError when a resumed cosine schedule would end before ``last_epoch`` (its lr would be 0, then rise)."""
+    if scheduler is not None and last_epoch > scheduler.T_max:
+        raise ProjectError(
+            f"{path} holds a cosine schedule of {scheduler.T_max} epochs, which ends before epoch {last_epoch}; train "
+            f"fewer epochs, or plan the whole run with --schedule-epochs when starting it"
+        )
+
+
+def load_checkpoint(path: str | Path, model: Any, optimizer: Any = None, scheduler: Any = None,
+                    generators: dict[str, np.random.Generator] | None = None) -> dict[str, Any]:
+    """Restore what :func:`save_checkpoint` wrote into ``model``, ``optimizer``, ``scheduler`` (build it before
+    calling, as in PyTorch) and the random generators; returns ``meta``. Every mismatch is a one-line ProjectError."""
     from minitensor import checkpoint
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    path = _checkpoint_file(path)
     try:
-        with safe_open(str(path), framework="numpy") as handle:
-            metadata = handle.metadata() or {}
-            arrays = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 - safe_open has no items()
-    except Exception as error:  # noqa: BLE001 - safetensors raises its own types
+        saved = minitensor.load(path, backend=next(iter(model.parameters())).backend)
+    except checkpoint.CheckpointError as error:
         raise ProjectError(f"{path} is not a readable checkpoint: {error}") from error
-    model_state = {k[len("model.") :]: v for k, v in arrays.items() if k.startswith("model.")}
+    if not isinstance(saved, dict) or saved.get("format") != CHECKPOINT_FORMAT:
+        raise ProjectError(f"{path} is not a checkpoint written by --save of this version of the projects")
     try:
-        checkpoint.load_state_dict(model, model_state)
+        checkpoint.load_state_dict(model, saved["model"])
     except ValueError as error:
         raise ProjectError(f"{path} does not fit this model (different flags?): {error}") from error
-    optim_meta = json.loads(metadata.get("optimizer", "{}") or "{}")
-    if optimizer is not None and optim_meta:
-        if optim_meta.get("type") != type(optimizer).__name__:
-            raise ProjectError(f"{path} holds {optim_meta.get('type')} state but this run uses {type(optimizer).__name__}")
-        state: dict[int, dict[str, Any]] = {}
-        for key, value in arrays.items():
-            if key.startswith("optim."):
-                _, index, name = key.split(".", 2)
-                state.setdefault(int(index), {})[name] = value
-        for index, entry in optim_meta["numbers"].items():
-            for name, value in entry.items():
-                state.setdefault(int(index), {})[name] = tuple(value) if isinstance(value, list) else value
-        groups = []
-        for group in optim_meta["param_groups"]:
-            groups.append({k: (tuple(v) if isinstance(v, list) and k != "params" else v) for k, v in group.items()})
+    if scheduler is None and saved["scheduler"] is not None:
+        raise ProjectError(f"{path} was trained with a {saved['scheduler']['type']} schedule; resume it with the same "
+                           "--schedule")
+    for obj, entry, what in ((optimizer, saved["optimizer"], "optimizer"), (scheduler, saved["scheduler"], "scheduler")):
+        if obj is None:
+            continue
+        if entry is None:
+            raise ProjectError(f"{path} holds no {what} state (a different --schedule?)")
+        if entry["type"] != type(obj).__name__:
+            raise ProjectError(f"{path} holds {entry['type']} state but this run uses {type(obj).__name__}")
         try:
-            optimizer.load_state_dict({"state": state, "param_groups": groups})
-        except (ValueError, KeyError) as error:
-            raise ProjectError(f"{path}: optimizer state does not fit: {error}") from error
-    return json.loads(metadata.get("meta", "{}") or "{}")
+            obj.load_state_dict(entry["state"])
+        except (ValueError, TypeError, KeyError) as error:
+            raise ProjectError(f"{path}: {what} state does not fit: {error}") from error
+    minitensor.generator().bit_generator.state = saved["rng"]["minitensor"]
+    for name, g in (generators or {}).items():
+        if name not in saved["rng"]:
+            raise ProjectError(f"{path} holds no state for the {name!r} random generator")
+        g.bit_generator.state = saved["rng"][name]
+    return saved["meta"]

@@ -25,8 +25,10 @@ from common import (  # noqa: E402
     Timer,
     add_backend_arg,
     add_run_args,
-    cosine_lr,
+    add_schedule_args,
+    check_schedule,
     load_checkpoint,
+    make_scheduler,
     positive_float,
     positive_int,
     progress,
@@ -138,8 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float32", help="parameter dtype (default float32)")
     parser.add_argument("--augment", choices=("shift", "none"), default="none",
                         help="training augmentation: random one-pixel shifts, or none (default none)")
-    parser.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
-                        help="learning rate per epoch: cosine decay over the run, or constant (default cosine)")
+    add_schedule_args(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help=argparse.SUPPRESS)  # tiny runs for tests
     add_run_args(parser, epochs=None, epochs_help="30 mlp, 15 cnn")
     return parser
@@ -162,11 +163,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
         optimizer = optim.Adam(model.parameters(), lr=lr)
     else:
         optimizer = optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    scheduler = make_scheduler(optimizer, args)
+    augment_rng = np.random.default_rng([args.seed, 1])  # its state is part of the checkpoint
     history: dict[str, list[float]] = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
     start_epoch = 0
     if args.resume:
-        meta = load_checkpoint(args.resume, model, optimizer)
+        meta = load_checkpoint(args.resume, model, optimizer, scheduler, {"augment": augment_rng})
         start_epoch = int(meta.get("epoch", 0))
+        check_schedule(scheduler, args.resume, start_epoch + args.epochs)
         history = {k: list(meta.get("history", {}).get(k, [])) for k in history}
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
@@ -178,10 +182,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
         f"{type(optimizer).__name__} lr={lr}, batch {args.batch_size}")
     show = not (args.no_progress or args.quiet)
     last = start_epoch + args.epochs
-    augment_rng = np.random.default_rng([args.seed, start_epoch, 1])
     for epoch in range(start_epoch + 1, last + 1):
         loader.set_epoch(epoch - 1)
-        optimizer.lr = cosine_lr(lr, epoch, last) if args.schedule == "cosine" else lr
         total, correct = 0.0, 0
         with Timer() as timer:
             bar = progress(loader, len(loader), f"epoch {epoch}", enabled=show)
@@ -198,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                 correct += int(np.sum(np.argmax(logits.to_numpy(), axis=1) == yb))
                 if show and hasattr(bar, "set_postfix"):
                     bar.set_postfix(loss=f"{value:.3f}")
+        if scheduler is not None:
+            scheduler.step()
         _, test_acc = evaluate(model, standardize(data.X_test), data.y_test, backend, args.dtype)
         n = len(data.X_train)
         history["loss"].append(total / n)
@@ -208,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
             f"{timer.seconds:.2f} s")
 
     if args.save:
-        save_checkpoint(args.save, model, optimizer, {"epoch": start_epoch + args.epochs, "history": history})
+        save_checkpoint(args.save, model, optimizer, scheduler, {"epoch": start_epoch + args.epochs, "history": history},
+                        {"augment": augment_rng})
         log(f"saved checkpoint to {args.save}")
     if args.plot:
         save_plot(args.plot, history, f"{args.model} on {data.name} ({backend})")

@@ -10,7 +10,6 @@ minibatch SGD. Prints loss, accuracy and seconds for every epoch.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +22,10 @@ from common import (  # noqa: E402
     Timer,
     add_backend_arg,
     add_run_args,
+    add_schedule_args,
+    check_schedule,
     load_checkpoint,
+    make_scheduler,
     positive_float,
     positive_int,
     progress,
@@ -61,13 +63,6 @@ def predict_logits(model: nn.Module, X: np.ndarray, backend: str, dtype: str, ba
     return np.concatenate(outs) if outs else np.zeros(0)
 
 
-def epoch_lr(base: float, schedule: str, epoch: int, last: int) -> float:
-    """Learning rate for (1-based) ``epoch`` of a run ending at ``last``."""
-    if schedule == "constant":
-        return base
-    return base * 0.5 * (1.0 + math.cos(math.pi * (epoch - 1) / last))
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     add_backend_arg(parser)
@@ -77,8 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lr", type=positive_float, default=0.1, help="learning rate (default 0.1)")
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd", help="optimizer (default sgd)")
     parser.add_argument("--momentum", type=float, default=0.9, help="SGD momentum (default 0.9)")
-    parser.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
-                        help="learning rate per epoch: cosine decay to 0 over the run, or constant (default cosine)")
+    add_schedule_args(parser)
     parser.add_argument("--batch-size", type=positive_int, default=50, help="points per step (default 50)")
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="parameter dtype (default float64)")
     add_run_args(parser, epochs=30)
@@ -96,11 +90,13 @@ def main(argv: Sequence[str] | None = None) -> dict:
         optimizer: optim.Optimizer = optim.Adam(model.parameters(), lr=args.lr)
     else:
         optimizer = optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    scheduler = make_scheduler(optimizer, args)
     history: dict[str, list[float]] = {"loss": [], "acc": [], "seconds": []}
     start_epoch = 0
     if args.resume:
-        meta = load_checkpoint(args.resume, model, optimizer)
+        meta = load_checkpoint(args.resume, model, optimizer, scheduler)
         start_epoch = int(meta.get("epoch", 0))
+        check_schedule(scheduler, args.resume, start_epoch + args.epochs)
         history = {k: list(meta.get("history", {}).get(k, [])) for k in history}
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
@@ -112,7 +108,6 @@ def main(argv: Sequence[str] | None = None) -> dict:
     last = start_epoch + args.epochs
     for epoch in range(start_epoch + 1, last + 1):
         loader.set_epoch(epoch - 1)
-        optimizer.lr = epoch_lr(args.lr, args.schedule, epoch, last)
         total = 0.0
         with Timer() as timer:
             for xb, yb in progress(loader, len(loader), f"epoch {epoch}", enabled=show):
@@ -124,13 +119,15 @@ def main(argv: Sequence[str] | None = None) -> dict:
                 optimizer.step()
                 total += loss.item() * len(yb)
         acc = float(np.mean((predict_logits(model, data.X, backend, args.dtype) > 0) == (data.y == 1)))
+        if scheduler is not None:
+            scheduler.step()
         history["loss"].append(total / len(data))
         history["acc"].append(acc)
         history["seconds"].append(timer.seconds)
         log(f"epoch {epoch:3d}  loss {total / len(data):.4f}  accuracy {acc:.3f}  {timer.seconds:.3f} s/epoch")
 
     if args.save:
-        save_checkpoint(args.save, model, optimizer, {"epoch": start_epoch + args.epochs, "history": history})
+        save_checkpoint(args.save, model, optimizer, scheduler, {"epoch": start_epoch + args.epochs, "history": history})
         log(f"saved checkpoint to {args.save}")
     if args.plot:
         def proba(points: np.ndarray) -> np.ndarray:

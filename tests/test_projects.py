@@ -94,7 +94,7 @@ def test_tensor_project_end_to_end(backend: str, tmp_path: Path) -> None:
     args = ["--backend", backend, "--dataset", "diag", *TINY_TENSOR[backend], "--epochs", "1", *QUIET]
     # The decision-boundary plot evaluates a 100x100 grid: minutes on the CUDA simulator, so plot elsewhere.
     plot = ["--plot", str(png)] if backend != "cuda" else []
-    first = run_tensor.main([*args, "--save", str(ckpt), *plot])
+    first = run_tensor.main([*args, "--schedule-epochs", "2", "--save", str(ckpt), *plot])
     if plot:
         _png_ok(png)
     assert np.isfinite(first["history"]["loss"][0])
@@ -102,16 +102,56 @@ def test_tensor_project_end_to_end(backend: str, tmp_path: Path) -> None:
     assert len(resumed["history"]["loss"]) == 2
 
 
-def test_tensor_resume_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+def _weights(path: Path) -> dict[str, np.ndarray]:
+    return {k: v.to_numpy() for k, v in minitensor.load(path)["model"].items()}
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_tensor_resume_is_bit_identical_with_the_cosine_schedule(optimizer: str, tmp_path: Path) -> None:
+    """2 epochs + resume 2 == 4 straight, default (cosine) schedule: losses, accuracies and weights bit for bit."""
     backend = "fast" if _usable("fast") else "simple"
-    ckpt = tmp_path / "t.safetensors"
+    a, b, c = tmp_path / "a.safetensors", tmp_path / "b.safetensors", tmp_path / "c.safetensors"
     args = ["--backend", backend, "--dataset", "xor", "--n-points", "60", "--hidden", "8", "--batch-size", "20",
-            "--schedule", "constant", "--optimizer", "adam", "--lr", "0.01", *QUIET]
-    straight = run_tensor.main([*args, "--epochs", "2"])
-    run_tensor.main([*args, "--epochs", "1", "--save", str(ckpt)])
-    resumed = run_tensor.main([*args, "--epochs", "1", "--resume", str(ckpt)])
-    assert resumed["history"]["loss"] == pytest.approx(straight["history"]["loss"], rel=1e-9)
+            "--optimizer", optimizer, *QUIET]
+    straight = run_tensor.main([*args, "--epochs", "4", "--save", str(a)])
+    run_tensor.main([*args, "--epochs", "2", "--schedule-epochs", "4", "--save", str(b)])
+    resumed = run_tensor.main([*args, "--epochs", "2", "--resume", str(b), "--save", str(c)])
+    assert resumed["history"]["loss"] == straight["history"]["loss"]
     assert resumed["history"]["acc"] == straight["history"]["acc"]
+    final, other = _weights(a), _weights(c)
+    assert final.keys() == other.keys() and all(np.array_equal(final[k], other[k]) for k in final)
+    # Past the end of the saved schedule: refused in one line (the cosine lr would be 0, then rise).
+    with pytest.raises(ProjectError, match="cosine schedule of 4 epochs, which ends before epoch 5"):
+        run_tensor.main([*args, "--epochs", "1", "--resume", str(c)])
+    with pytest.raises(ProjectError, match="same --schedule"):
+        run_tensor.main([*args, "--epochs", "1", "--schedule", "constant", "--resume", str(b)])
+
+
+def test_digits_resume_with_shift_augmentation_is_bit_identical(tmp_path: Path) -> None:
+    backend = "fast" if _usable("fast") else "simple"
+    ckpt = tmp_path / "d.safetensors"
+    args = ["--backend", backend, "--limit", "48", "--batch-size", "16", "--hidden", "16", "--augment", "shift", *QUIET]
+    straight = run_digits.main([*args, "--epochs", "2"])
+    run_digits.main([*args, "--epochs", "1", "--schedule-epochs", "2", "--save", str(ckpt)])
+    resumed = run_digits.main([*args, "--epochs", "1", "--resume", str(ckpt)])
+    assert resumed["history"]["loss"] == straight["history"]["loss"]
+    assert resumed["history"]["test_acc"] == straight["history"]["test_acc"]
+
+
+def test_resume_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--backend", "simple", "--n-points", "20", "--batch-size", "20", "--hidden", "4", "--epochs", "1", *QUIET]
+    assert run_main(run_tensor.main, [*base, "--resume", str(tmp_path)]) == 2
+    assert "is a directory, not a checkpoint file" in capsys.readouterr().err
+    junk = tmp_path / "junk.safetensors"
+    junk.write_bytes(b"junk")
+    assert run_main(run_tensor.main, [*base, "--resume", str(junk)]) == 2
+    assert "is not a readable checkpoint" in capsys.readouterr().err
+    flat = tmp_path / "flat.safetensors"
+    minitensor.save({"w": minitensor.zeros(2)}, flat)
+    assert run_main(run_tensor.main, [*base, "--resume", str(flat)]) == 2
+    assert "not a checkpoint written by --save" in capsys.readouterr().err
+    with pytest.raises(ProjectError, match="shorter than --epochs"):
+        run_tensor.main([*base, "--schedule-epochs", "1", "--epochs", "2"])
 
 
 def test_tensor_project_learns_split_on_fast() -> None:
@@ -146,7 +186,7 @@ def test_digits_project_end_to_end(backend: str, model: str, tmp_path: Path, cap
     ckpt, png = tmp_path / "digits.safetensors", tmp_path / "digits.png"
     optimizer = "sgd" if model == "mlp" else "adam"
     args = ["--backend", backend, "--model", model, "--optimizer", optimizer, *TINY_DIGITS[backend], "--epochs", "1", *QUIET]
-    first = run_digits.main([*args, "--save", str(ckpt), "--plot", str(png)])
+    first = run_digits.main([*args, "--schedule-epochs", "2", "--save", str(ckpt), "--plot", str(png)])
     _png_ok(png)
     assert 0.0 <= first["test_accuracy"] <= 1.0
     resumed = run_digits.main([*args, "--resume", str(ckpt)])
