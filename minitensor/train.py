@@ -43,7 +43,7 @@ class Trainer:
 
     ``metrics`` are names from :data:`METRICS` or ``(name, fn(outputs_np, targets_np) -> float)``
     pairs; each is averaged over an epoch weighted by batch size. An optional ``scheduler`` is
-    stepped once per epoch.
+    stepped once per epoch (a ReduceLROnPlateau with the validation loss, else the training loss).
     """
 
     def __init__(self, model: Module, loss_fn: Callable[[Tensor, Any], Tensor], optimizer: Any,
@@ -112,8 +112,17 @@ class Trainer:
             for key, value in results.items():
                 history.setdefault(key, []).append(value)
             if self.scheduler is not None:
-                self.scheduler.step()
+                self._step_scheduler(results)
         return history
+
+    def _step_scheduler(self, results: dict[str, float]) -> None:
+        """One scheduler step; ReduceLROnPlateau gets the epoch's validation loss (the training loss without one)."""
+        from .optim.lr_scheduler import ReduceLROnPlateau
+
+        if isinstance(self.scheduler, ReduceLROnPlateau):
+            self.scheduler.step(results.get("val_loss", results["loss"]))
+        else:
+            self.scheduler.step()
 
     def evaluate(self, batches: Iterable[tuple[Any, Any]], progress: bool = False) -> dict[str, float]:
         """Mean loss and metrics over ``batches`` in eval mode without gradients (the previous mode is restored)."""

@@ -174,3 +174,14 @@ def test_bad_arguments():
     one_cycle.step()
     with pytest.raises(ValueError, match="Tried to step 3 times"):
         one_cycle.step()
+
+
+def test_trainer_steps_reduce_lr_on_plateau_with_the_loss():
+    from minitensor.train import Trainer
+
+    model = nn.Linear(2, 1, backend="simple", dtype="float64")
+    opt = optim.SGD(model.parameters(), lr=1e-3)
+    sched = msched.ReduceLROnPlateau(opt, mode="max", patience=0)  # "max": every decrease of the loss is bad
+    batches = [(np.ones((2, 2)), np.full((2, 1), 5.0))]
+    Trainer(model, nn.functional.mse_loss, opt, metrics=(), scheduler=sched).fit(batches, epochs=3, progress=False)
+    assert sched.last_epoch == 3 and opt.param_groups[0]["lr"] == pytest.approx(1e-5, rel=1e-12)
