@@ -313,3 +313,14 @@ def test_plain_tensors_and_torch_defaults():
     opt.step()
     np.testing.assert_allclose(x.to_numpy(), [1.0 - 2e-3, 2.0 - 4e-3])
     assert x.is_leaf
+
+
+def test_a_gradient_that_does_not_fit_is_refused():
+    p = nn.Parameter(mt.zeros(2, backend="simple"))
+    opt = optim.SGD([p], lr=0.1)
+    p.grad = mt.zeros(3, backend="simple")
+    with pytest.raises(ShapeError, match=r"gradient of shape \(3,\)"):
+        opt.step()
+    p.grad = mt.zeros(2, backend="fast")
+    with pytest.raises(mt.BackendError, match="'fast'"):
+        opt.step()

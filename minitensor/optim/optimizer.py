@@ -13,7 +13,6 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from copy import deepcopy
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -212,9 +211,11 @@ class Optimizer:
                     grad = p.grad
                     if grad is None:
                         continue
-                    if grad.backend is not p.backend or grad.shape != p.shape:
-                        raise BackendError(f"gradient ({grad.backend.name!r} {grad.shape}) does not match its parameter "
-                                           f"({p.backend.name!r} {p.shape})")
+                    if grad.shape != p.shape:
+                        raise ShapeError(f"gradient of shape {grad.shape} does not match its parameter's {p.shape}")
+                    if grad.backend is not p.backend:
+                        raise BackendError(f"gradient on backend {grad.backend.name!r}, its parameter on "
+                                           f"{p.backend.name!r}")
                     state = self.state.get(p)
                     if state is None:
                         state = {}
@@ -319,7 +320,3 @@ def _state_value(p: Tensor, index: int, name: str, value: Any) -> Any:
                          f"but the parameter is {p.dtype}")
     return Tensor(p.backend.from_numpy(np.array(array, dtype=p.dtype, order="C")), p.backend)
 
-
-def all_params(optimizer: Optimizer) -> Iterable[Tensor]:
-    """Every parameter of ``optimizer``, group by group."""
-    return chain.from_iterable(group["params"] for group in optimizer.param_groups)
