@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from .errors import GradientError
+from .errors import GradientError, HigherOrderGradError
 
 _ids = itertools.count()
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -152,14 +153,20 @@ class History:
     input_histories: tuple[Any, ...] = field(default_factory=tuple)
     """Each input's own History when this op ran: an in-place op that rebases an input changes it."""
 
+    node: Any = None
+    """The cached grad_fn object (autodiff.Node)."""
+
+    def input_history(self, i: int) -> History | None:
+        """Input ``i``'s History when this op ran."""
+        if i < len(self.input_histories):
+            return self.input_histories[i]  # type: ignore[no-any-return]
+        return getattr(self.inputs[i], "history", None)
+
     def modified_input(self) -> Any:
-        """An input or saved value changed in place since this op ran, or None."""
+        """A saved value changed in place (its storage's version moved) since this op ran, or None."""
         assert self.ctx is not None
         for value, version in zip(self.ctx.saved_values, self.ctx.saved_versions):
             if getattr(value, "_version", 0) != version:
-                return value
-        for value, history in zip(self.inputs, self.input_histories):
-            if getattr(value, "history", None) is not history:
                 return value
         return None
 
@@ -167,6 +174,7 @@ class History:
         """Drop the saved values and the inputs, so they can be garbage-collected."""
         self.ctx = None
         self.inputs = ()
+        self.input_histories = ()
 
 
 class Variable(Protocol):
@@ -185,8 +193,11 @@ class Function:
     """An op with ``forward(ctx, *inputs)`` and ``backward(ctx, grad) -> one grad per input``.
 
     Subclasses of a value type override :meth:`_unwrap`/:meth:`_wrap` via a mixin
-    (see ScalarFunction, TensorFunction); ``apply`` is shared.
+    (see ScalarFunction, TensorFunction); ``apply`` is shared. ``higher_order`` says that ``backward`` is built from
+    differentiable ops, so ``create_graph=True`` may pass through it.
     """
+
+    higher_order = False
 
     @staticmethod
     def forward(ctx: Context, *inputs: Any) -> Any:
@@ -233,25 +244,129 @@ class Function:
         return [(v, g) for v, g, need in zip(inputs, grads, ctx.needs_input_grad) if need and g is not None]
 
 
-def topological_sort(*roots: Variable) -> list[Variable]:
-    """Non-leaf-first order of the graph behind ``roots`` (every var before its inputs), without recursion."""
-    order: list[Variable] = []
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` unregisters the hook (``torch.utils.hooks.RemovableHandle``)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self.hooks_dict_ref = weakref.ref(hooks) if _weakrefable(hooks) else (lambda: hooks)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        hooks = self.hooks_dict_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class _HookDict(dict):  # type: ignore[type-arg]
+    """A dict that a handle can refer to weakly."""
+
+
+def _weakrefable(value: Any) -> bool:
+    return isinstance(value, _HookDict)
+
+
+def new_hook_dict() -> dict[int, Any]:
+    """An empty hook registry (handles keep only a weak reference to it)."""
+    return _HookDict()
+
+
+def add_hook(hooks: dict[int, Any], fn: Callable[..., Any]) -> RemovableHandle:
+    """Register ``fn`` in ``hooks``; the handle removes it."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """``grad_fn`` of a result: the backward of the Function that made it (``name()``, ``next_functions``)."""
+
+    def __init__(self, history: History) -> None:
+        self._history = history
+
+    def name(self) -> str:
+        fn = self._history.last_fn
+        return getattr(fn, "backward_name", None) or f"{fn.__name__ if fn is not None else 'Unknown'}Backward0"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """(grad_fn of each input, or an AccumulateGrad for a leaf that requires grad, or None; 0) per input."""
+        history = self._history
+        out: list[tuple[Any, int]] = []
+        for i, value in enumerate(history.inputs):
+            parent = history.input_history(i)
+            if parent is not None:
+                out.append((node_of(parent), 0))
+            elif getattr(value, "requires_grad", False):
+                out.append((AccumulateGrad(value), 0))
+            else:
+                out.append((None, 0))
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad:
+    """The node of a leaf that requires grad: its gradient is added into ``variable.grad``."""
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+        self.next_functions: tuple[tuple[Any, int], ...] = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def node_of(history: History) -> Node:
+    """The (cached) grad_fn object of ``history``."""
+    node = history.node
+    if node is None:
+        node = history.node = Node(history)
+    return node
+
+
+def _key(var: Any, history: History | None) -> int:
+    """Graph-node key: the History for a result (so a value rebased by an in-place op keeps its old node), the
+    variable for a leaf."""
+    return id(history) if history is not None else -1 - var.unique_id
+
+
+def topological_sort(*roots: Variable) -> list[tuple[Variable, History | None]]:
+    """Non-leaf-first order of the graph behind ``roots`` (every node before its inputs), without recursion.
+
+    A node is (variable, the History it had when it was used): an in-place op that later rebased the variable does
+    not change the graph of results computed before it.
+    """
+    order: list[tuple[Variable, History | None]] = []
     visited: set[int] = set()
-    stack: list[tuple[Variable, bool]] = [(root, False) for root in roots]
+    stack: list[tuple[Variable, History | None, bool]] = [(root, root.history, False) for root in roots]
     while stack:
-        var, expanded = stack.pop()
+        var, history, expanded = stack.pop()
         if expanded:
-            order.append(var)
+            order.append((var, history))
             continue
-        if var.unique_id in visited:
+        key = _key(var, history)
+        if key in visited:
             continue
-        visited.add(var.unique_id)
-        stack.append((var, True))
-        if var.history is not None:
-            for parent in var.history.inputs:
-                if getattr(parent, "history", None) is not None or getattr(parent, "requires_grad", False):
-                    if parent.unique_id not in visited:
-                        stack.append((parent, False))
+        visited.add(key)
+        stack.append((var, history, True))
+        if history is not None:
+            for i, parent in enumerate(history.inputs):
+                parent_history = history.input_history(i)
+                if parent_history is not None or getattr(parent, "requires_grad", False):
+                    if _key(parent, parent_history) not in visited:
+                        stack.append((parent, parent_history, False))
     order.reverse()
     return order
 
@@ -261,50 +376,92 @@ def backpropagate(root: Variable, grad: Any, retain_graph: bool = True) -> None:
     run_backward([root], [grad], retain_graph)
 
 
+def _check_graph(order: list[tuple[Variable, History | None]]) -> None:
+    """GradientError if the graph was freed or a value a node saved was changed in place since."""
+    for _, history in order:
+        if history is None:
+            continue
+        if history.ctx is None:
+            raise GradientError(FREED_GRAPH_MESSAGE)
+        changed = history.modified_input()
+        if changed is not None:
+            assert history.last_fn is not None
+            raise GradientError(
+                f"a tensor of shape {getattr(changed, 'shape', ())} that {history.last_fn.__name__} needs for its "
+                f"gradient was modified by an in-place operation after it was used (its version is "
+                f"{getattr(changed, '_version', 0)}; clone() it before changing it)"
+            )
+
+
+def _run_hooks(var: Any, g: Any) -> Any:
+    """``var``'s tensor hooks in registration order; a hook's non-None return replaces the gradient."""
+    for hook in list(var._grad_hooks.values()):
+        result = hook(g)
+        if result is not None:
+            g = result
+    return g
+
+
 def run_backward(
-    roots: Iterable[Variable], grads: Iterable[Any], retain_graph: bool, targets: Iterable[Variable] | None = None
+    roots: Iterable[Variable],
+    grads: Iterable[Any],
+    retain_graph: bool,
+    targets: Iterable[Variable] | None = None,
+    create_graph: bool = False,
 ) -> dict[int, Any]:
     """Backpropagate ``grads`` (d out / d root, one per root) through the graph behind ``roots``.
 
     Without ``targets``, leaves accumulate into ``.grad`` and an empty dict comes back; with them, no ``.grad``
     changes and the result maps each target's ``unique_id`` to its total gradient (targets that get none are
-    absent). Unless ``retain_graph``, every node passed frees its saved values and inputs.
+    absent). Unless ``retain_graph``, every node passed frees its saved values and inputs. With ``create_graph``
+    the backward pass runs with grad mode on, so the gradients have history (second derivatives); every Function
+    on the way must then have a differentiable backward (``Function.higher_order``), else HigherOrderGradError.
+    Tensor hooks (``register_hook``) run on each variable's total gradient; ``retain_grad()`` non-leaves keep it.
     """
     roots = list(roots)
     pending: dict[int, Any] = {}
     for root, g in zip(roots, grads):
-        pending[root.unique_id] = g if root.unique_id not in pending else pending[root.unique_id] + g
+        key = _key(root, root.history)
+        pending[key] = g if key not in pending else pending[key] + g
     order = topological_sort(*roots)
-    if any(var.history is not None and var.history.ctx is None for var in order):
-        raise GradientError(FREED_GRAPH_MESSAGE)
-    for var in order:
-        changed = var.history.modified_input() if var.history is not None else None
-        if changed is not None:
-            assert var.history is not None and var.history.last_fn is not None
-            raise GradientError(
-                f"a tensor of shape {getattr(changed, 'shape', ())} that {var.history.last_fn.__name__} needs for its "
-                "gradient was modified by an in-place operation after it was used; clone() it before changing it"
-            )
-    wanted = None if targets is None else {var.unique_id for var in targets}
+    _check_graph(order)
+    wanted = None if targets is None else {_key(var, var.history): var.unique_id for var in targets}
     found: dict[int, Any] = {}
-    with no_grad():
-        for var in order:
-            g = pending.pop(var.unique_id, None)
+    with enable_grad() if create_graph else no_grad():
+        for var, history in order:
+            key = _key(var, history)
+            g = pending.pop(key, None)
             if g is None:
                 continue
-            if wanted is not None and var.unique_id in wanted:
-                found[var.unique_id] = g
-            if var.is_leaf:
+            current = history is var.history
+            if current and getattr(var, "_grad_hooks", None):
+                g = _run_hooks(var, g)
+            if wanted is not None and key in wanted:
+                found[wanted[key]] = g
+            if history is None:
                 if wanted is None:
                     var.accumulate_grad(g)
                 continue
-            history = var.history
-            assert history is not None and history.last_fn is not None and history.ctx is not None
-            for parent, parent_grad in history.last_fn.chain_rule(history.ctx, history.inputs, g):
-                if parent.unique_id in pending:
-                    pending[parent.unique_id] = pending[parent.unique_id] + parent_grad
-                else:
-                    pending[parent.unique_id] = parent_grad
+            if current and wanted is None and getattr(var, "_retains_grad", False):
+                var._retain(g)  # type: ignore[attr-defined]
+            fn = history.last_fn
+            assert fn is not None and history.ctx is not None
+            if create_graph and not fn.higher_order:
+                raise HigherOrderGradError(
+                    f"create_graph=True: the backward of {fn.__name__} is not differentiable, so second derivatives "
+                    "through it are not supported"
+                )
+            for parent, parent_grad in fn.chain_rule(history.ctx, history.inputs, g):
+                pkey = _key(parent, _input_history(history, parent))
+                pending[pkey] = parent_grad if pkey not in pending else pending[pkey] + parent_grad
             if not retain_graph:
                 history.free()
     return found
+
+
+def _input_history(history: History, parent: Any) -> History | None:
+    """The History ``parent`` had when ``history``'s op used it."""
+    for i, value in enumerate(history.inputs):
+        if value is parent:
+            return history.input_history(i)
+    return getattr(parent, "history", None)

@@ -15,7 +15,7 @@ from .autodiff import (
     run_backward,
     set_grad_enabled,
 )
-from .errors import GradientError, HigherOrderGradError, ShapeError
+from .errors import GradientError, ShapeError
 from .tensor import Tensor
 from .tensor_data import shape_broadcast
 from .tensor_functions import TensorFunction
@@ -39,10 +39,8 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-def _root_grads(outputs: tuple[Tensor, ...], grads: Any, create_graph: bool) -> list[Tensor]:
+def _root_grads(outputs: tuple[Tensor, ...], grads: Any) -> list[Tensor]:
     """One checked gradient per output (ones for a one-element output given None)."""
-    if create_graph:
-        raise HigherOrderGradError("create_graph=True: higher-order gradients are not supported")
     grads = (None,) * len(outputs) if grads is None else _as_tuple(grads)
     if len(grads) != len(outputs):
         raise GradientError(f"got {len(grads)} gradients for {len(outputs)} outputs")
@@ -62,29 +60,37 @@ def grad(
 ) -> tuple[Tensor | None, ...]:
     """d outputs / d inputs as a tuple, one per input (leaves or not); no ``.grad`` changes (``torch.autograd.grad``).
 
-    An input the outputs do not depend on is an error, or None with ``allow_unused``.
+    An input the outputs do not depend on is an error, or None with ``allow_unused``. With ``create_graph`` the
+    gradients have history (differentiate them again); ``retain_graph`` defaults to ``create_graph``.
     """
     outs, ins = _as_tuple(outputs), _as_tuple(inputs)
     for x in ins:
         if not isinstance(x, Tensor) or not x.requires_grad:
             raise GradientError("every input must be a tensor that requires grad")
-    found = run_backward(outs, _root_grads(outs, grad_outputs, create_graph), bool(retain_graph), targets=ins)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    found = run_backward(outs, _root_grads(outs, grad_outputs), retain, targets=ins, create_graph=create_graph)
     result: list[Tensor | None] = []
     for x in ins:
         g = found.get(x.unique_id)
         if g is None and not allow_unused:
             raise GradientError(f"an input of shape {x.shape} was not used in the graph of the outputs; pass allow_unused=True")
         if g is not None and not g._data.is_contiguous():
-            with no_grad():
+            if create_graph:
                 g = g.contiguous()
+            else:
+                with no_grad():
+                    g = g.contiguous()
         result.append(g)
     return tuple(result)
 
 
-def backward(tensors: TensorOrTensors, grad_tensors: Any = None, retain_graph: bool | None = None) -> None:
+def backward(
+    tensors: TensorOrTensors, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False
+) -> None:
     """Sum of ``tensors[i].backward(grad_tensors[i])`` in one pass (``torch.autograd.backward``)."""
     outs = _as_tuple(tensors)
-    run_backward(outs, _root_grads(outs, grad_tensors, False), bool(retain_graph))
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    run_backward(outs, _root_grads(outs, grad_tensors), retain, create_graph=create_graph)
 
 
 class FunctionCtx(Context):
@@ -98,7 +104,10 @@ class FunctionCtx(Context):
 
 class Function(TensorFunction):
     """A custom differentiable op, PyTorch style: subclass with static ``forward(ctx, *args)`` (ordinary tensor ops,
-    run without recording) and ``backward(ctx, grad)`` (one gradient or None per forward input), then ``.apply``."""
+    run without recording) and ``backward(ctx, grad)`` (one gradient or None per forward input), then ``.apply``.
+    Under ``create_graph=True`` backward runs with grad mode on: written with tensor ops, it is differentiable."""
+
+    higher_order = True
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
@@ -109,9 +118,9 @@ class Function(TensorFunction):
         if not isinstance(out, Tensor):
             raise GradientError(f"{cls.__name__}.forward must return one Tensor, got {type(out).__name__}")
         if any(out is a for a in args):
-            out = out._view_of(out._data)  # never give an input a new history
+            out = out._alias(out._data)  # never give an input a new history
         if any(ctx.needs_input_grad) and id(out) not in getattr(ctx, "non_differentiable", ()):
-            return cls._finish(out, History(cls, ctx, args), args)
+            return cls._finish(out, History(cls, ctx, args, tuple(getattr(a, "history", None) for a in args)), args)
         return out
 
     @classmethod

@@ -46,7 +46,7 @@ class DivisionByZeroError(MinitensorError, ZeroDivisionError):
 
 
 class HigherOrderGradError(GradientError, NotImplementedError):
-    """``create_graph=True``: higher-order gradients are not supported yet."""
+    """``create_graph=True`` reached a Function whose backward is not differentiable (named in the message)."""
 
 
 class DTypeError(MinitensorError, TypeError):

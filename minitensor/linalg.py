@@ -8,6 +8,7 @@ different dtypes are promoted (float32 @ float64 gives float64) instead of rejec
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -156,14 +157,12 @@ class Diagonal(F.TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, groups: tuple[tuple[int, ...], ...]) -> Tensor:
         ctx.save_for_backward(a.shape, groups)
-        return a._view_of(_merged_view(a._data, groups))
+        return a._alias(_merged_view(a._data, groups))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
         shape, groups = ctx.saved_values
-        grad = d._zeros(shape)
-        d.backend.map("id", d._data, _merged_view(grad._data, groups))
-        return grad
+        return F.PutView.apply(d, shape, functools.partial(_merged_view, groups=groups))
 
 
 def _letter_name(label: str) -> str:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import dtypes
 from . import tensor_functions as F
-from .autodiff import History, backpropagate, next_id
+from .autodiff import History, RemovableHandle, add_hook, is_grad_enabled, new_hook_dict, next_id, node_of, run_backward
 from .backends import Backend, backend_names, get_backend
 from .backends.base import HostBackend
-from .errors import BackendError, DTypeError, GradientError, HigherOrderGradError, ShapeError
+from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .tensor_arith import ArithMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
@@ -38,13 +38,15 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__
-    _version = 0  # bumped by every in-place write to this tensor (see tensor_inplace.py)
+    _counter: list[int] | None = None  # the storage's version counter, shared by views (see tensor_inplace.py)
+    _grad_hooks: dict[int, Any] | None = None
+    _retains_grad = False
 
     def __init__(self, data: TensorData, backend: Backend, history: History | None = None, requires_grad: bool = False):
         self._data = data
         self.backend = backend
         self.history = history
-        self.requires_grad = False
+        self._requires_grad = False
         if requires_grad or history is not None:
             self.requires_grad_(True)
         self.grad: Tensor | None = None
@@ -97,7 +99,31 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
     # --- raw kernel calls: no history (used by Functions) ---
 
     def _view_of(self, data: TensorData) -> Tensor:
+        """``data`` (new storage, or a view nobody writes through) as a tensor on this backend, without history."""
         return Tensor(data, self.backend)
+
+    def _alias(self, data: TensorData) -> Tensor:
+        """A view ``data`` of this tensor's storage: it shares the storage's version counter."""
+        out = Tensor(data, self.backend)
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = [0]
+        out._counter = counter
+        return out
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's storage has had (``torch.Tensor._version``)."""
+        counter = self._counter
+        return 0 if counter is None else counter[0]
+
+    def _bump_version(self) -> None:
+        """Count an in-place write into the storage (every view sees it)."""
+        counter = self._counter
+        if counter is None:
+            self._counter = [1]
+        else:
+            counter[0] += 1
 
     def _zeros(self, shape: Sequence[int]) -> Tensor:
         return Tensor(self.backend.zeros(tuple(shape), self.dtype), self.backend)
@@ -184,14 +210,69 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
     def is_leaf(self) -> bool:
         return self.history is None
 
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor record history. Only a leaf's flag can be set (``torch.Tensor.requires_grad``)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.history is not None and not value:
+            raise GradientError(
+                f"you can only change requires_grad flags of leaf tensors (this one, of shape {self.shape}, is the "
+                "result of an op); use .detach() to get a tensor that does not require grad"
+            )
+        self.requires_grad_(bool(value))
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Start (or stop) recording operations on this tensor; only float tensors can require grad."""
         if requires_grad and self._data.dtype.kind != "f":
             raise GradientError(f"only float tensors can require gradients, got a {self._data.dtype} tensor of shape {self.shape}")
-        self.requires_grad = requires_grad
+        if not requires_grad and self.history is not None:
+            raise GradientError(f"requires_grad_(False) on a non-leaf tensor of shape {self.shape}; use .detach()")
+        self._requires_grad = requires_grad
         return self
 
+    @property
+    def grad_fn(self) -> Any:
+        """The backward node of the op that made this tensor (``<MulBackward0 ...>``, with ``name()`` and
+        ``next_functions``); None for a leaf."""
+        return None if self.history is None else node_of(self.history)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` whenever the gradient with respect to this tensor is computed; a non-None return
+        replaces it. Hooks run in registration order; the handle's ``remove()`` unregisters it."""
+        if not self.requires_grad:
+            raise GradientError(f"cannot register a hook on a tensor of shape {self.shape} that does not require grad")
+        if self._grad_hooks is None:
+            self._grad_hooks = new_hook_dict()
+        return add_hook(self._grad_hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf after backward (a no-op for leaves, which always get it)."""
+        if not self.requires_grad:
+            raise GradientError(f"retain_grad() on a tensor of shape {self.shape} that does not require grad")
+        if self.history is not None:
+            self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether this non-leaf keeps its ``.grad`` (``retain_grad()`` was called)."""
+        return self._retains_grad and self.history is not None
+
+    def _retain(self, grad: Tensor) -> None:
+        """Store a retained non-leaf's gradient (added to an earlier one, as for leaves)."""
+        self.accumulate_grad(grad)
+
     def accumulate_grad(self, grad: Tensor) -> None:
+        """Add ``grad`` into ``.grad`` (summed to this shape, contiguous, of this dtype). Under grad mode
+        (``create_graph=True``) the sum is differentiable: ``.grad`` then has history."""
+        if is_grad_enabled() and grad.requires_grad:
+            grad = grad.sum_to_shape(self.shape).cast(self.dtype)
+            if grad.shape != self.shape or not grad._data.is_contiguous():
+                grad = grad.expand(*self.shape).contiguous()
+            self.grad = grad if self.grad is None else self.grad + grad
+            return
         grad = grad.sum_to_shape(self.shape)
         if grad.shape != self.shape or not grad._data.is_contiguous() or grad.dtype != self.dtype:
             grad = grad.expand(*self.shape)._map("id", dtype=self.dtype)
@@ -200,13 +281,14 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
         """Gradients of this tensor with respect to every leaf that requires grad, added into ``.grad``.
 
-        The graph is freed on the way unless ``retain_graph`` (then a second backward adds again).
+        The graph is freed on the way unless ``retain_graph`` (then a second backward adds again). With
+        ``create_graph`` the backward pass is itself recorded (``.grad`` has history, for second derivatives) and
+        ``retain_graph`` defaults to True, as in PyTorch.
         """
-        if create_graph:
-            raise HigherOrderGradError("backward(create_graph=True): higher-order gradients are not supported")
         if not self.requires_grad:
             raise GradientError(f"backward() on a tensor of shape {self.shape} that does not require grad")
-        backpropagate(self, self._root_grad(gradient), retain_graph=bool(retain_graph))
+        retain = create_graph if retain_graph is None else bool(retain_graph)
+        run_backward([self], [self._root_grad(gradient)], retain, create_graph=create_graph)
 
     def _root_grad(self, gradient: Any) -> Tensor:
         """``gradient`` (d out / d self) checked against this tensor; ones for a one-element tensor when None."""
@@ -223,18 +305,50 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
         return gradient
 
     def detach(self) -> Tensor:
-        """The same data, cut from the graph."""
+        """The same data (sharing the storage and its version counter), cut from the graph."""
+        return self._alias(self._data)
+
+    def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that does not require grad."""
+        if self.history is not None and self.history.last_fn in _view_functions():
+            raise GradientError(
+                f"detach_() on a view (shape {self.shape}) of a tensor that requires grad is not allowed; use detach()"
+            )
+        self.history = None
+        self._requires_grad = False
+        return self
+
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        """A contiguous copy with its own storage; gradients flow back to this tensor (``torch.clone``)."""
+        return F.Contiguous.apply(self)
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values as a new leaf that does not require grad, sharing the storage (not the version
+        counter: writes through ``.data`` are invisible to autograd, as in PyTorch)."""
         return Tensor(self._data, self.backend)
 
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        """Replace the storage, backend, dtype and shape by ``other``'s, keeping this object (and its history)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"assigned data must be a Tensor, got {type(other).__name__}")
+        if self.requires_grad and other.dtype.kind != "f":
+            raise DTypeError(f"cannot assign {other.dtype} data to a tensor that requires grad (shape {self.shape})")
+        self._data, self.backend = other._data, other.backend
+        self._counter = None
+
     def sum_to_shape(self, shape: tuple[int, ...]) -> Tensor:
-        """Sum a broadcast gradient back down to ``shape`` (no history)."""
+        """Sum a broadcast gradient back down to ``shape`` (differentiable under grad mode when it has history)."""
         if self.shape == shape:
             return self
+        extra = self.dims - len(shape)
+        dims = tuple(d for d in range(self.dims) if d < extra or (shape[d - extra] == 1 and self.shape[d] != 1))
+        if self.requires_grad and is_grad_enabled():
+            return self.sum(dims, keepdim=True).view(*shape) if dims else self.view(*shape)
         out = self
-        extra = out.dims - len(shape)
-        for dim in range(out.dims):
-            if dim < extra or (shape[dim - extra] == 1 and out.shape[dim] != 1):
-                out = out._reduce("sum", dim)
+        for dim in dims:
+            out = out._reduce("sum", dim)
         return out._view_of(out._data.view(*shape)) if out.dims != len(shape) else out
 
     # --- conversion ---
@@ -435,3 +549,10 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
 
     def zero_grad_(self) -> None:
         self.grad = None
+
+
+def _view_functions() -> tuple[Any, ...]:
+    """Functions whose result is a view of their input's storage."""
+    from .tensor_inplace import VIEW_FUNCTIONS
+
+    return VIEW_FUNCTIONS

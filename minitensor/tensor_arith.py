@@ -36,7 +36,7 @@ class Pow(F.TensorFunction):
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b, out = ctx.saved_values
         need_a, need_b = ctx.needs_input_grad
-        grad_a = _pass(b != 0, d * b * a._zip("pow", b - 1.0)) if need_a else None
+        grad_a = _pass(b != 0, d * b * Pow.apply(a, b - 1.0)) if need_a else None
         grad_b = _pass((a != 0) | (b < 0), d * out * a.log()) if need_b else None
         return grad_a, grad_b
 

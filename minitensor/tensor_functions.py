@@ -1,8 +1,10 @@
 """Differentiable tensor ops as Function classes.
 
 ``forward`` computes with the raw, history-free kernel calls on Tensor (``_map``, ``_zip``,
-``_reduce``, ``_matmul``, ``_view_of``); ``backward`` runs with autodiff off and may use ordinary
-tensor arithmetic. Neither knows which backend executes it.
+``_reduce``, ``_matmul``, ``_view_of``). ``backward`` normally runs with autodiff off; under
+``create_graph=True`` it runs with grad mode on, and every Function here marked ``higher_order`` then
+builds its gradient from differentiable ops (a raw fast formula is kept for the ordinary path where
+the two differ), so second derivatives work. Neither knows which backend executes it.
 """
 
 from __future__ import annotations
@@ -10,21 +12,37 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import dtypes
-from .autodiff import Context, Function, History
+from .autodiff import Context, Function, History, is_grad_enabled
 from .tensor_data import shape_broadcast
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 
+_AUDITED_MODULES = frozenset(
+    f"minitensor.{name}"
+    for name in ("tensor_functions", "tensor_math", "tensor_arith", "tensor_reduce", "tensor_shape", "tensor_join",
+                 "tensor_index", "linalg")
+)  # fmt: skip
+
+
 class TensorFunction(Function):
     """Function over Tensors. Gradients are summed back to each input's shape and cast to its dtype."""
+
+    higher_order = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Functions of the audited core modules have differentiable backwards (``higher_order``) unless they say
+        otherwise; any other Function must opt in, so create_graph never silently passes a raw-kernel backward."""
+        super().__init_subclass__(**kwargs)
+        if "higher_order" not in cls.__dict__ and cls.__module__ in _AUDITED_MODULES:
+            cls.higher_order = True
 
     @classmethod
     def _finish(cls, raw: Tensor, history: History | None, inputs: tuple[Any, ...]) -> Tensor:
         if history is not None and raw.dtype.kind == "f":  # integer and bool results never carry gradients
             raw.history = history
-            raw.requires_grad = True
+            raw._requires_grad = True
         return raw
 
     @classmethod
@@ -57,7 +75,13 @@ class UnaryFunction(TensorFunction):
     @classmethod
     def backward(cls, ctx: Context, d: Tensor) -> Tensor:  # type: ignore[override]
         (a,) = ctx.saved_values
+        if is_grad_enabled():  # create_graph: the same formula from differentiable ops
+            return cls.differentiable(a, d)
         return a._zip(cls.back_op, d)
+
+    @staticmethod
+    def differentiable(a: Tensor, d: Tensor) -> Tensor:
+        raise NotImplementedError
 
 
 class Neg(TensorFunction):
@@ -67,19 +91,28 @@ class Neg(TensorFunction):
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
-        return d._map("neg")
+        return Neg.apply(d)
 
 
 class Inv(UnaryFunction):
+    """1 / a; d/da = -1 / a^2."""
+
     op, back_op = "inv", "inv_back"
+    differentiable = staticmethod(lambda a, d: -d / (a * a))
 
 
 class Log(UnaryFunction):
+    """log a; d/da = 1 / a."""
+
     op, back_op = "log", "log_back"
+    differentiable = staticmethod(lambda a, d: d / a)
 
 
 class Abs(UnaryFunction):
+    """|a|; d/da = sign(a) (0 at 0)."""
+
     op, back_op = "abs", "abs_back"
+    differentiable = staticmethod(lambda a, d: d * a.sign())
 
 
 class Exp(TensorFunction):
@@ -156,9 +189,12 @@ class Sub(TensorFunction):
 
 
 class Mul(TensorFunction):
+    """a * b; d/da = b, d/db = a (each saved only when the other's gradient is needed, as in PyTorch)."""
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
         return a._zip("mul", b)
 
     @staticmethod
@@ -169,9 +205,11 @@ class Mul(TensorFunction):
 
 
 class Div(TensorFunction):
+    """a / b; d/da = 1 / b, d/db = -a / b^2 (a saved only when b's gradient is needed)."""
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         same = a.dtype == b.dtype and a.dtype.kind == "f"
         return a._zip("div", b, dtype=a.dtype if same else dtypes.float_result(dtypes.result_type(a, b)))
 
@@ -261,7 +299,7 @@ class Permute(TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(order)
-        return a._view_of(a._data.permute(*order))
+        return a._alias(a._data.permute(*order))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
@@ -275,7 +313,7 @@ class Expand(TensorFunction):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
-        return a._view_of(a._data.expand(shape))
+        return a._alias(a._data.expand(shape))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
@@ -288,14 +326,52 @@ class Slice(TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, key: tuple[Any, ...]) -> Tensor:
         ctx.save_for_backward(a.shape, key)
-        return a._view_of(a._data.slice(key))
+        return a._alias(a._data.slice(key))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
         shape, key = ctx.saved_values
+        return PutView.apply(d, shape, _SliceOf(key))
+
+
+class _SliceOf:
+    """The view ``data.slice(key)`` of any TensorData (a picklable, comparable view function)."""
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key = key
+
+    def __call__(self, data: Any) -> Any:
+        return data.slice(self.key)
+
+
+class TakeView(TensorFunction):
+    """``view(a)`` for a function ``view`` from TensorData to a view of it (diagonal, slice); the gradient is
+    written into zeros through the same view (PutView), so both are differentiable any number of times."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, view: Any) -> Tensor:
+        ctx.save_for_backward(a.shape, view)
+        return a._alias(view(a._data))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
+        shape, view = ctx.saved_values
+        return PutView.apply(d, shape, view), None
+
+
+class PutView(TensorFunction):
+    """Zeros of ``shape`` with ``d`` written through ``view``; the gradient is that view of the incoming one."""
+
+    @staticmethod
+    def forward(ctx: Context, d: Tensor, shape: tuple[int, ...], view: Any) -> Tensor:
+        ctx.save_for_backward(view)
         grad = d._zeros(shape)
-        d.backend.map("id", d._data, grad._data.slice(key))
+        d.backend.map("id", d._data, view(grad._data))
         return grad
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None, None]:
+        return TakeView.apply(g, ctx.saved_values[0]), None, None
 
 
 class Contiguous(TensorFunction):
@@ -325,8 +401,8 @@ class ToBackend(TensorFunction):
         return a._to_backend(backend)
 
     @staticmethod
-    def backward(ctx: Context, d: Tensor) -> Tensor:
-        return d._to_backend(ctx.saved_values[0])
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
+        return ToBackend.apply(d, ctx.saved_values[0]), None
 
 
 class MatMul(TensorFunction):
@@ -334,22 +410,29 @@ class MatMul(TensorFunction):
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad
+        transposed = False
+        if need_b and not b._data.is_contiguous():
+            order = list(range(b.dims))
+            order[-2], order[-1] = order[-1], order[-2]
+            transposed = b._data.permute(*order).is_contiguous()
+        ctx.save_for_backward(a if need_b else None, b if need_a else None, transposed)
         return a._matmul(b)
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = ctx.saved_values
+        a, b, transposed = ctx.saved_values
         need_a, need_b = ctx.needs_input_grad
-        grad_a = d._matmul(b.transpose(-1, -2)) if need_a else None
+        mm = MatMul.apply  # under no_grad as cheap as the raw kernel; under create_graph differentiable
+        grad_a = mm(d, b.transpose(-1, -2)) if need_a else None
         grad_b = None
         if need_b:
-            if not b._data.is_contiguous() and b.transpose(-1, -2)._data.is_contiguous():
+            if transposed:
                 # b is a transposed view (e.g. Linear's weight.T): a gradient in the same layout
                 # becomes contiguous once the transpose's backward undoes it, saving a copy later.
-                grad_b = d.transpose(-1, -2)._matmul(a).transpose(-1, -2)
+                grad_b = mm(d.transpose(-1, -2), a).transpose(-1, -2)
             else:
-                grad_b = a.transpose(-1, -2)._matmul(d)
+                grad_b = mm(a.transpose(-1, -2), d)
         return grad_a, grad_b
 
 
@@ -391,6 +474,20 @@ class Gather(TensorFunction):
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None, None]:
         shape, dim, index = ctx.saved_values
+        return ScatterAddInto.apply(d, shape, dim, index), None, None
+
+
+class ScatterAddInto(TensorFunction):
+    """Zeros of ``shape`` with ``d`` added at ``index`` along ``dim`` (Gather's gradient); its gradient is a gather."""
+
+    @staticmethod
+    def forward(ctx: Context, d: Tensor, shape: tuple[int, ...], dim: int, index: Tensor) -> Tensor:
+        ctx.save_for_backward(dim, index)
         grad = d._zeros(shape)
         d.backend.scatter_add(d._data, dim, index._data, grad._data)
-        return grad, None, None
+        return grad
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None, None, None]:
+        dim, index = ctx.saved_values
+        return Gather.apply(g, dim, index), None, None, None

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dtypes
 from . import tensor_functions as F
-from .autodiff import Context
+from .autodiff import Context, is_grad_enabled
 from .errors import DTypeError, IndexOutOfRangeError, ShapeError
 from .tensor_data import normalize_dim, shape_broadcast
 from .tensor_shape import getitem as basic_getitem
@@ -303,6 +303,8 @@ class ScatterAdd(F.TensorFunction):
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None, None, Tensor]:
         dim, index, key = ctx.saved_values
+        if is_grad_enabled() and index.numel():  # create_graph: a differentiable gather
+            return d, None, None, F.Gather.apply(F.Slice.apply(d, key), dim, index)
         out = d.backend.zeros(index.shape, d.dtype)
         if index.numel():
             d.backend.gather(d._data.slice(key), dim, index._data, out)

@@ -12,15 +12,21 @@ Autograd follows PyTorch:
   the old history, so saved values never see the mutation (one extra copy per in-place op under grad mode).
 
 Recorded graphs refer to tensor *objects*, so on a rebase every use of the old value recorded in the new op's own
-graph (e.g. the view in ``h[0] += v``) is pointed at the copy of the old value.
+graph (e.g. the view in ``h[0] += v``) is pointed at the copy of the old value. Graphs recorded *before* the rebase
+remember the History each input had when it was used (``History.input_histories``), so ``y = h + 1; h.mul_(2);
+y.backward()`` backpropagates through h's old node, as PyTorch does.
 
-Each write bumps the tensor object's ``_version``; a graph that saved the tensor, or used it as an input before
-a rebase (``y = h * 3`` or ``y = h + 1`` before ``h.mul_(2)``, then ``y.backward()``), refuses to backpropagate
-with a GradientError instead of using the new value or history. The counter is per tensor object, not per storage
-as in PyTorch: a write through a *different* view object (``v = x[0]; v.mul_(2)``) or through ``detach()`` is not
-seen by graphs that saved ``x``. Writing in place into a view of a non-leaf that requires grad does not rebase
-the base's history (``h[0] += 1`` is fine: Python writes the view back with ``__setitem__``). ``x[index] = value``
-with repeated advanced indices keeps the last value (what PyTorch does on CPU; it documents it as undefined).
+Version counters, as in PyTorch: each write bumps the version counter of the tensor's *storage*, shared by every
+view of it (indexing, view/reshape, permute/transpose, expand, diagonal) and by ``detach()``; ``.data`` and
+``clone()`` get their own. A graph that saved a tensor whose storage was written since (``y = x * x``, then
+``x[0].mul_(2)`` under no_grad, or ``x.detach().zero_()``) refuses to backpropagate with the "modified by an
+in-place operation" GradientError instead of using the new value. Ops save only what their backward needs (``h * 3``
+saves no ``h``; ``exp`` saves its output), so the error fires where PyTorch's does.
+
+Caveats: writing in place into a view of a non-leaf that requires grad rebases the view, not its base's history
+(``h[0] += 1`` is fine: Python writes the view back with ``__setitem__``; ``h[0].mul_(2)`` alone leaves h's later
+gradient unaware of the write, where PyTorch would rebase h). ``x[index] = value`` with repeated advanced indices
+keeps the last value (what PyTorch does on CPU; it documents it as undefined).
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ def _check_cast(result: np.dtype, target: np.dtype) -> None:
         raise DTypeError(f"result type {_torch_name(result)} can't be cast to the desired output type {_torch_name(target)}")
 
 
-_VIEW_FUNCTIONS = (F.Permute, F.Expand, F.Slice, StridedView, Diagonal)
+VIEW_FUNCTIONS = (F.Permute, F.Expand, F.Slice, StridedView, Diagonal)
+_VIEW_FUNCTIONS = VIEW_FUNCTIONS
 
 
 def _check_leaf(self: Tensor) -> None:
@@ -81,7 +88,7 @@ def _source(self: Tensor) -> Tensor:
     if not is_grad_enabled():
         return self
     shadow = self._map("id")
-    shadow.history, shadow.requires_grad, shadow._version = self.history, self.requires_grad, self._version
+    shadow.history, shadow._requires_grad, shadow._counter = self.history, self.requires_grad, [self._version]
     return shadow
 
 
@@ -126,11 +133,11 @@ def _commit(self: Tensor, result: Tensor, check_cast: bool = True, shadow: Tenso
         result = result.cast(self.dtype).expand(*self.shape)
         if shadow is not None:
             _redirect(self, result, shadow)
-        self.history, self.requires_grad = result.history, True
+        self.history, self._requires_grad = result.history, True
     if _may_overlap(result._data.storage, self._data.storage):
         result = result._map("id")  # overlapping read and write: copy first
     self.backend.map("id", result._data, self._data)
-    self._version += 1  # ops that saved this tensor for backward now refuse to run (autodiff.History.modified_input)
+    self._bump_version()  # ops that saved this storage for backward now refuse to run (autodiff.History.modified_input)
     return self
 
 

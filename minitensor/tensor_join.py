@@ -53,7 +53,7 @@ class Join(F.TensorFunction):
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Any, ...]:
-        return (None, None, None, *[d._view_of(d._data.slice(key)) for key in ctx.saved_values[0]])
+        return (None, None, None, *[F.Slice.apply(d, key) for key in ctx.saved_values[0]])
 
 
 def _tensors(tensors: Sequence[Tensor], name: str) -> list[Tensor]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from . import dtypes
 from . import tensor_functions as F
-from .autodiff import Context
+from .autodiff import Context, is_grad_enabled
 from .errors import DivisionByZeroError, DTypeError
 
 if TYPE_CHECKING:
@@ -158,7 +158,10 @@ class ReLU(F.TensorFunction):
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
-        return ctx.saved_values[0]._zip("relu_back", d)
+        (a,) = ctx.saved_values
+        if is_grad_enabled():  # create_graph: differentiable in d
+            return _pass(a > 0, d)
+        return a._zip("relu_back", d)
 
 
 class _Step(F.TensorFunction):

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes
 from . import tensor_functions as F
-from .autodiff import Context, no_grad
+from .autodiff import Context, is_grad_enabled, no_grad
 from .errors import DTypeError, EmptyReductionError, IndexOutOfRangeError, ShapeError
 from .tensor_data import normalize_dim
 
@@ -190,7 +190,7 @@ class Prod(F.TensorFunction):
         zero = a == 0.0
         one = a._lift(1.0)
         zeros = zero.cast(dtypes.int64)._reduce("sum", dim)
-        nonzero_prod = F.Where.apply(zero, one, a)._reduce("prod", dim)
+        nonzero_prod = Prod.apply(F.Where.apply(zero, one, a), dim)
         at_zero = F.Where.apply(zeros == 1, nonzero_prod, a._lift(0.0))
         return d * F.Where.apply(zero, at_zero, out / F.Where.apply(zero, one, a))
 
@@ -205,12 +205,18 @@ class Cumsum(F.TensorFunction):
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
-        return reverse_cumsum(d, ctx.saved_values[0]), None
+        dim = ctx.saved_values[0]
+        if is_grad_enabled():  # create_graph: the reversed prefix sum from differentiable ops
+            return Cumsum.apply(d.flip(dim), dim).flip(dim), None
+        return reverse_cumsum(d, dim), None
 
 
 class Cumprod(F.TensorFunction):
     """Inclusive prefix product y along ``dim``; d/da_i = revcumsum(d y)_i / a_i where a_i != 0; at the first zero z
-    it is revcumsum(d y')_z with y' the cumprod with a_z set to 1; after it, 0. O(n): three scans."""
+    it is revcumsum(d y')_z with y' the cumprod with a_z set to 1; after it, 0. O(n): three scans. The backward
+    uses raw scans, so it is not differentiable again (create_graph raises HigherOrderGradError)."""
+
+    higher_order = False
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:

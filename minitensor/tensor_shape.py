@@ -8,6 +8,7 @@ the result. Joining and copying ops (cat, stack, flip, roll, repeat, tril, diag,
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -64,7 +65,7 @@ class StridedView(F.TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, shape: tuple[int, ...], strides: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(a.shape)
-        return a._view_of(TensorData(a._data.storage, shape, strides))
+        return a._alias(TensorData(a._data.storage, shape, strides))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
@@ -89,14 +90,12 @@ class Diagonal(F.TensorFunction):
     @staticmethod
     def forward(ctx: Context, a: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
         ctx.save_for_backward(a.shape, offset, dim1, dim2)
-        return a._view_of(diagonal_data(a._data, offset, dim1, dim2))
+        return a._alias(diagonal_data(a._data, offset, dim1, dim2))
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
         shape, offset, dim1, dim2 = ctx.saved_values
-        grad = d._zeros(shape)
-        d.backend.map("id", d._data, diagonal_data(grad._data, offset, dim1, dim2))
-        return grad
+        return F.PutView.apply(d, shape, functools.partial(diagonal_data, offset=offset, dim1=dim1, dim2=dim2))
 
 
 # --- reordering dims ---

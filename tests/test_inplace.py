@@ -396,16 +396,28 @@ def test_augmented_item_assignment_on_non_leaf_matches_torch(name: str) -> None:
     close(a.grad, ta.grad)
 
 
-@pytest.mark.parametrize("make_y", [lambda h: h * 3, lambda h: h + 1, lambda h: h.exp()])
-def test_backward_through_a_value_changed_in_place_raises(make_y: Any) -> None:
-    """A graph that used ``h`` before ``h.mul_(2)`` must not silently use the new value or history (PyTorch raises too
-    for saved values; for ``h + 1`` PyTorch keeps the old node, and minitensor refuses rather than misroute)."""
-    a = mt.tensor([1.0, 2.0], dtype=mt.float64, requires_grad=True)
-    h = a * 1.5
-    y = make_y(h)
-    h.mul_(2)
-    with pytest.raises(mt.GradientError, match="modified by an in-place operation"):
-        y.sum().backward()
+@pytest.mark.parametrize(
+    "make_y, raises",
+    [(lambda h: h * 3, False), (lambda h: h + 1, False), (lambda h: h.exp(), False), (lambda h: h * h, True), (lambda h: h.log(), True)],
+)
+def test_backward_through_a_value_changed_in_place(make_y: Any, raises: bool) -> None:
+    """A graph that used ``h`` before ``h.mul_(2)`` keeps h's old node (the gradient is PyTorch's); it raises, as
+    PyTorch does, only where a saved value changed (``h * h`` and ``log`` save h; ``exp`` saves its output)."""
+    results = []
+    for lib in (mt, torch):
+        a = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = a * 1.5
+        y = make_y(h)
+        h.mul_(2)
+        try:
+            y.sum().backward()
+            results.append(np.asarray(a.grad.tolist()))
+        except RuntimeError as error:
+            assert "modified by an in" in str(error)
+            results.append(None)
+    assert (results[0] is None) == (results[1] is None) == raises
+    if not raises:
+        np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
 
 
 def test_saved_plain_tensor_changed_in_place_raises() -> None:
@@ -415,3 +427,66 @@ def test_saved_plain_tensor_changed_in_place_raises() -> None:
     x.mul_(2)  # x needs no grad, but Mul saved it for w's gradient
     with pytest.raises(mt.GradientError, match="modified by an in-place operation"):
         y.backward()
+
+
+# --- per-storage version counters: the error fires where PyTorch's does, and only there ---
+
+
+def _leaf_view_under_no_grad(lib: Any, x: Any) -> tuple[Any, Callable[[], None]]:
+    y = x * x
+    return y, lambda: _no_grad(lib, lambda: x[0].mul_(2))
+
+
+def _no_grad(lib: Any, fn: Callable[[], Any]) -> None:
+    with lib.no_grad():
+        fn()
+
+
+VERSION_CASES: dict[str, tuple[Callable[[Any, Any], tuple[Any, Callable[[], Any]]], bool]] = {
+    # name: (make (y, mutate) from (lib, leaf x), whether backward of y then raises)
+    "leaf view under no_grad": (_leaf_view_under_no_grad, True),
+    "non-leaf view": (lambda lib, x: ((h := x * 1.5) * h, lambda: h[0].mul_(2)), True),
+    "non-leaf reshape view": (lambda lib, x: ((h := x * 1.5).log(), lambda: h.view(-1).add_(1)), True),
+    "detach shares the counter": (lambda lib, x: ((h := x * 1.5) * h, lambda: h.detach().zero_()), True),
+    "permuted view of a matmul operand": (lambda lib, x: (x @ x.t(), lambda: _no_grad(lib, lambda: x.t().add_(1))), True),
+    "output saved by sigmoid": (lambda lib, x: ((y := (x * 1.0).sigmoid()), lambda: y.view(-1).mul_(2)), True),
+    ".data has its own counter": (lambda lib, x: ((h := x * 1.5) * h, lambda: h.data.zero_()), False),
+    "value not saved (mul by a number)": (lambda lib, x: ((h := x * 1.5) * 2.0, lambda: h[0:1].mul_(2)), False),
+    "value not saved (add)": (lambda lib, x: ((h := x * 1.5) + x, lambda: h.add_(1)), False),
+    "exp saves only its output": (lambda lib, x: ((h := x * 1.5).exp(), lambda: h[1].mul_(3)), False),
+    "a clone is separate storage": (lambda lib, x: ((h := x * 1.5) * h, lambda: h.clone().zero_()), False),
+    "matmul operand whose partner needs no grad": (
+        lambda lib, x: ((h := x * 1.0) @ (x * 2.0).detach().t(), lambda: h.mul_(2)),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(VERSION_CASES))
+def test_version_counter_errors_match_torch(name: str) -> None:
+    make, raises = VERSION_CASES[name]
+    grads = []
+    for lib in (mt, torch):
+        x = lib.tensor([[1.0, 2.0], [3.0, 0.5]], dtype=lib.float64, requires_grad=True)
+        y, mutate = make(lib, x)
+        mutate()
+        try:
+            y.sum().backward()
+            grads.append(np.asarray(x.grad.tolist()))
+        except RuntimeError as error:
+            assert "modified by an in" in str(error)
+            grads.append(None)
+    assert [g is None for g in grads] == [raises, raises]
+    if not raises:
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_version_is_shared_by_views_and_bumped_by_writes() -> None:
+    x = mt.tensor([[1.0, 2.0], [3.0, 4.0]])
+    v, d, t = x[0], x.detach(), x.t()
+    assert x._version == v._version == 0
+    v.mul_(2)
+    d.add_(1)
+    x[1, 1] = 7.0
+    assert x._version == v._version == d._version == t._version == 3
+    assert x.data._version == 0 and x.clone()._version == 0
