@@ -185,3 +185,15 @@ def test_trainer_steps_reduce_lr_on_plateau_with_the_loss():
     batches = [(np.ones((2, 2)), np.full((2, 1), 5.0))]
     Trainer(model, nn.functional.mse_loss, opt, metrics=(), scheduler=sched).fit(batches, epochs=3, progress=False)
     assert sched.last_epoch == 3 and opt.param_groups[0]["lr"] == pytest.approx(1e-5, rel=1e-12)
+
+
+def test_step_with_an_epoch_uses_the_closed_form_like_torch():
+    topt, mopt = _optimizers()
+    ts, ms = tsched.StepLR(topt, step_size=2, gamma=0.5), msched.StepLR(mopt, step_size=2, gamma=0.5)
+    topt.step()
+    mopt.step()
+    with pytest.warns(UserWarning, match="deprecated"):
+        ts.step(5)
+    with pytest.warns(UserWarning, match="deprecated"):
+        ms.step(5)
+    assert ms.get_last_lr() == ts.get_last_lr() and ms.last_epoch == 5

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import types
+import warnings
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -22,6 +23,10 @@ __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "LinearLR", "ExponentialLR", "SequentialLR",
     "CosineAnnealingLR", "ReduceLROnPlateau", "OneCycleLR",
 ]
+
+
+_EPOCH_DEPRECATION = ("The epoch parameter in `scheduler.step()` is deprecated (as in PyTorch); call `scheduler.step()` "
+                      "without it")
 
 
 def _lrs(optimizer: Optimizer) -> list[float]:
@@ -68,10 +73,13 @@ class LRScheduler:
         """The learning rates the last step set, one per parameter group."""
         return self._last_lr
 
-    def step(self) -> None:
-        """Advance one epoch (or batch) and update every group's lr."""
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch (or batch) and update every group's lr. ``epoch`` (deprecated in PyTorch, with a
+        warning here too) jumps to that epoch with the closed-form lr where the schedule has one."""
         self._step_count += 1
-        self._update_lr(None)
+        if epoch is not None:
+            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None) -> None:
         self._get_lr_called_within_step = True
@@ -269,7 +277,7 @@ class SequentialLR(LRScheduler):
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def step(self) -> None:
+    def step(self) -> None:  # type: ignore[override]
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
@@ -345,10 +353,12 @@ class ReduceLROnPlateau(LRScheduler):
             return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else a < best - self.threshold
         return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else a > best + self.threshold
 
-    def step(self, metrics: Any) -> None:  # type: ignore[override]
+    def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
         """Record this epoch's metric (a number or one-element tensor) and reduce the lrs if it has plateaued."""
         current = float(metrics)
-        self.last_epoch += 1
+        if epoch is not None:
+            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         if self._is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
