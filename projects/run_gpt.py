@@ -25,7 +25,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from common import Log, ProjectError, positive_float, positive_int, progress, resolve_backend, run_main  # noqa: E402
+from common import (  # noqa: E402
+    Log,
+    ProjectError,
+    load_checkpoint,
+    positive_float,
+    positive_int,
+    progress,
+    resolve_backend,
+    run_main,
+    save_checkpoint,
+)
 from gpt import GPT, GPTConfig  # noqa: E402
 
 import minitensor as mt  # noqa: E402
@@ -214,22 +224,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", metavar="FILE.png", help="save train/validation loss curves to FILE.png")
     parser.add_argument("--save", metavar="PATH", help="save a checkpoint (model, optimizer, schedule, vocabulary) at the end")
     parser.add_argument("--resume", metavar="PATH", help="continue from a checkpoint written by --save (--steps more steps)")
-    parser.add_argument("--threads", type=positive_int, default=None, help="CPU threads for the fast backend's kernels")
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="CPU threads for the fast backend's kernels and for BLAS (default 1: on a small shared machine "
+                             "waking a second thread for every kernel costs more than it gains)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="only the final summary (and the sample)")
     return parser
 
 
-def read_checkpoint(path: str, backend: str) -> dict[str, Any]:
-    if not Path(path).is_file():
+def read_checkpoint(path: str) -> dict[str, Any]:
+    """The ``meta`` of a checkpoint written by this script's --save (architecture, vocabulary, step, history)."""
+    file = Path(path)
+    if not file.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
     try:
-        ckpt = mt.load(path, backend=backend)
+        saved = mt.load(file, backend="simple")
     except Exception as error:  # noqa: BLE001 - any unreadable file is a user error here
         raise ProjectError(f"{path} is not a readable checkpoint: {error}") from error
-    if not isinstance(ckpt, dict) or ckpt.get("kind") != "char-gpt":
+    meta = saved.get("meta") if isinstance(saved, dict) else None
+    if not isinstance(meta, dict) or meta.get("kind") != "char-gpt":
         raise ProjectError(f"{path} is not a run_gpt.py checkpoint")
-    return ckpt
+    return meta
 
 
 def model_config(args: argparse.Namespace, vocab_size: int, saved: dict[str, Any] | None) -> GPTConfig:
@@ -288,6 +303,16 @@ def save_loss_plot(path: str, history: dict[str, list[float]], bigram: float | N
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional (a dev dependency): BLAS keeps its own thread count
+        return train(args)
+    with threadpool_limits(args.threads, user_api="blas"):
+        return train(args)
+
+
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    """The run ``main`` parsed: data, model, training, evaluation, checkpoint, plot, sample."""
     if args.seed < 0:
         raise ProjectError(f"--seed must be non-negative, got {args.seed}")
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
@@ -295,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     log = Log(args.quiet)
     show = not (args.no_progress or args.quiet)
     backend = resolve_backend(args.backend, args.threads)
-    ckpt = read_checkpoint(args.resume, backend) if args.resume else None
+    ckpt = read_checkpoint(args.resume) if args.resume else None
     if args.steps == 0 and ckpt is None and not args.sample:
         raise ProjectError("--steps 0 trains nothing: use it with --resume (and --sample N) to sample from a checkpoint")
 
@@ -316,15 +341,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     history: dict[str, list[float]] = {"step": [], "loss": [], "eval_step": [], "train_loss": [], "val_loss": []}
     start = 0
     if ckpt is not None:
-        try:
-            model.load_state_dict(ckpt["model"])
-            optimizer.load_state_dict(ckpt["optimizer"])
-        except (ValueError, KeyError) as error:
-            raise ProjectError(f"{args.resume} does not fit this model: {error}") from error
-        scheduler.load_state_dict(ckpt["scheduler"])
+        load_checkpoint(args.resume, model, optimizer, scheduler)
         if args.decay_steps:
             scheduler.lr_lambdas[0].total = args.decay_steps
-        mt.generator().bit_generator.state = ckpt["rng"]
         start, history = int(ckpt["step"]), {k: list(v) for k, v in ckpt["history"].items()}
         log(f"resumed from {args.resume} at step {start}")
 
@@ -368,9 +387,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         val_loss = full_loss(model, data.val, B, backend)
         bigram = bigram_loss(data.train, data.val, len(vocab))
     if args.save:
-        mt.save({"kind": "char-gpt", "config": config.to_dict(), "vocab": vocab, "step": end, "seed": args.seed,
-                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                 "rng": mt.generator().bit_generator.state, "history": history}, args.save)
+        save_checkpoint(args.save, model, optimizer, scheduler, meta={
+            "kind": "char-gpt", "config": config.to_dict(), "vocab": vocab, "step": end, "seed": args.seed,
+            "history": history})
         log(f"saved checkpoint to {args.save}")
     if args.plot:
         save_loss_plot(args.plot, history, bigram, f"char GPT on {corpus or 'checkpoint'} ({backend})")

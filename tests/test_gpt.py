@@ -195,7 +195,7 @@ def test_resume_is_bit_identical_to_a_straight_run(text_file: Path, tmp_path: Pa
         assert flat_a.keys() == flat_b.keys()
         for key in flat_a:
             assert np.array_equal(flat_a[key], flat_b[key]), f"{part}.{key}"
-    assert one["rng"] == two["rng"] and one["scheduler"]["last_epoch"] == two["scheduler"]["last_epoch"] == 4
+    assert one["rng"] == two["rng"] and one["scheduler"]["state"]["last_epoch"] == two["scheduler"]["state"]["last_epoch"] == 4
 
 
 def _leaves(tree: object, prefix: str = "") -> dict[str, np.ndarray]:
