@@ -11,6 +11,11 @@ Two measurements, each a median over repeats after a warm-up (which pays for JIT
 * ``mnist-mlp step``: seconds per training step (forward, cross-entropy, backward, SGD step) of a
   784-128-10 MLP at batch 64 on random data.
 
+* ``gpt step``: seconds per training step (forward, cross-entropy, backward, gradient clipping, AdamW) of
+  ``projects/run_gpt.py``'s default character-level GPT on random tokens, and tokens/s, with the project's
+  thread settings (``--gpt-threads``, default 1 for Numba and BLAS); PyTorch's twin (same layers, sizes and
+  optimizer) with its default threads and with the same thread count. ``--gpt-only`` runs just this row.
+
 With ``--blas-row``, ``fast/blas1`` repeats the fast backend with BLAS (OpenBLAS/MKL) held to one thread
 for the whole run through threadpoolctl (BLAS threads on top of Numba's oversubscribe small machines).
 Ratios are to PyTorch's time for the same model in the same run (CPU, or CUDA for the cuda backend).
@@ -27,11 +32,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "projects"))
 
 USER_OMP_WAIT_POLICY = os.environ.get("OMP_WAIT_POLICY")  # before the fast backend sets its default
 
@@ -164,6 +171,155 @@ def torch_fns(device: str) -> tuple[Callable[[], None], Callable[[], None]] | No
     return split_step, mnist_step
 
 
+# --- GPT (projects/run_gpt.py's default model) ------------------------------------------------
+
+
+def gpt_sizes() -> dict[str, int]:
+    """run_gpt.py's default architecture and batch, with the pydoc corpus's 103-character vocabulary."""
+    import run_gpt
+
+    d = run_gpt.DEFAULTS
+    return {"vocab": 103, "block": d["block_size"], "layers": d["layers"], "heads": d["heads"], "dim": d["dim"],
+            "batch": run_gpt.DEFAULT_BATCH}
+
+
+def gpt_step_fn(backend: str) -> Callable[[], None]:
+    """One run_gpt.py training step of the default GPT on ``backend`` (float32), random token batches."""
+    from gpt import GPT, GPTConfig
+
+    from minitensor.nn.utils import clip_grad_norm_
+
+    z = gpt_sizes()
+    minitensor.manual_seed(0)
+    model = GPT(GPTConfig(z["vocab"], z["block"], z["layers"], z["heads"], z["dim"]), backend=backend, dtype="float32")
+    opt = model.configure_optimizers(0.1, 1e-3)
+    rng = np.random.default_rng(0)
+
+    def step() -> None:
+        x, y = (minitensor.tensor(rng.integers(0, z["vocab"], (z["batch"], z["block"])), dtype=minitensor.int64,
+                                  backend=backend) for _ in range(2))
+        _, loss = model(x, y)
+        opt.zero_grad()
+        loss.backward()  # type: ignore[union-attr]
+        clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        loss.item()  # type: ignore[union-attr]
+
+    return step
+
+
+def torch_gpt_time(device: str, repeats: int, threads: int | None = None) -> float | None:
+    """Median seconds per step of the same GPT in PyTorch (eager) on ``device``, or None without PyTorch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if device == "cuda" and not torch.cuda.is_available():
+        return None
+    if threads:
+        torch.set_num_threads(threads)
+    F = torch.nn.functional  # noqa: N806
+    z = gpt_sizes()
+    d, h = z["dim"], z["heads"]
+    torch.manual_seed(0)
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln_1, self.ln_2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.c_attn, self.a_proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.c_fc, self.m_proj = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+        def forward(self, x: Any) -> Any:
+            B, T, C = x.shape  # noqa: N806
+            q, k, v = (t.view(B, T, h, C // h).transpose(1, 2) for t in self.c_attn(self.ln_1(x)).split(C, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).contiguous().view(B, T, C)
+            x = x + self.a_proj(y)
+            return x + self.m_proj(F.gelu(self.c_fc(self.ln_2(x))))
+
+    wte, wpe = torch.nn.Embedding(z["vocab"], d), torch.nn.Embedding(z["block"], d)
+    blocks = torch.nn.ModuleList([Block() for _ in range(z["layers"])])
+    ln_f = torch.nn.LayerNorm(d)
+    net = torch.nn.ModuleList([wte, wpe, blocks, ln_f]).to(device)
+    decay = [p for p in net.parameters() if p.dim() >= 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                             {"params": [p for p in net.parameters() if p.dim() < 2], "weight_decay": 0.0}], lr=1e-3)
+    pos = torch.arange(z["block"], device=device)
+
+    def step() -> None:
+        x, y = (torch.randint(0, z["vocab"], (z["batch"], z["block"]), device=device) for _ in range(2))
+        hidden = wte(x) + wpe(pos)
+        for block in blocks:
+            hidden = block(hidden)
+        logits = ln_f(hidden) @ wte.weight.T  # the head tied to the token embedding
+        loss = F.cross_entropy(logits.view(-1, z["vocab"]), y.view(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        loss.item()
+
+    return median_time(step, repeats, warmup=3)
+
+
+def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
+    """The GPT step on each available backend (simple is skipped: minutes per step) with PyTorch's times."""
+    from contextlib import nullcontext
+
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter: Any = threadpool_limits(threads, user_api="blas")
+    except ImportError:
+        limiter = nullcontext()
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    rows = []
+    try:
+        with limiter:
+            for backend in backends:
+                if backend == "simple" or not available(backend):
+                    continue
+                seconds = median_time(gpt_step_fn(backend), repeats, warmup=2)
+                device = "cuda" if backend == "cuda" else "cpu"
+                rows.append({"backend": backend, "gpt_step_s": seconds, "torch_device": device,
+                             "torch_gpt_step_s": _torch_gpt_in_subprocess(device, repeats, None),
+                             "torch_gpt_step_s_same_threads": _torch_gpt_in_subprocess(device, repeats, threads)})
+    finally:
+        numba.set_num_threads(before)
+    return rows
+
+
+def _torch_gpt_in_subprocess(device: str, repeats: int, threads: int | None) -> float | None:
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import training; "
+            f"print(json.dumps(training.torch_gpt_time({device!r}, {repeats}, {threads!r})))")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if USER_OMP_WAIT_POLICY is not None:
+        env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
+    result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        print(f"torch GPT ({device}) measurement failed: {result.stderr.strip().splitlines()[-1:]}")
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def print_gpt_rows(rows: list[dict], threads: int) -> None:
+    z = gpt_sizes()
+    tokens = z["batch"] * z["block"]
+    print(f"\nGPT step ({z['layers']} layers, {z['heads']} heads, dim {z['dim']}, block {z['block']}, batch {z['batch']}, "
+          f"float32; minitensor with {threads} Numba/BLAS thread(s))")
+    same = f"torch {threads}t ms"
+    print(f"{'backend':11} {'ms/step':>9} {'tokens/s':>10} {'torch ms':>9} {'vs torch':>9} {same:>12} {'vs torch':>9}")
+    for r in rows:
+        ours = r["gpt_step_s"]
+        cells = []
+        for ref in (r["torch_gpt_step_s"], r["torch_gpt_step_s_same_threads"]):
+            cells.append((f"{ref * 1e3:.1f}", f"{ours / ref:.1f}x") if ref else ("n/a", "n/a"))
+        print(f"{r['backend']:11} {ours * 1e3:9.1f} {tokens / ours:10,.0f} {cells[0][0]:>9} {cells[0][1]:>9} "
+              f"{cells[1][0]:>12} {cells[1][1]:>9}")
+
+
 # --- main -------------------------------------------------------------------------------------
 
 
@@ -203,7 +359,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--blas-row", action="store_true",
                         help="add a fast-backend row with BLAS held to one thread for the whole run (threadpoolctl)")
     parser.add_argument("--threads", type=int, default=None, help="Numba threads for the fast backend (default: all cores)")
+    parser.add_argument("--gpt-threads", type=int, default=1,
+                        help="Numba and BLAS threads for the GPT row (default 1, run_gpt.py's default)")
+    parser.add_argument("--gpt-only", action="store_true", help="only the GPT row")
     args = parser.parse_args(argv)
+    if args.gpt_only:
+        gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads)
+        print_gpt_rows(gpt, args.gpt_threads)
+        return gpt
     if args.threads:
         import numba
 
@@ -261,7 +424,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"torch ({device}): not importable here, no ratios")
     print(f"(medians; split epoch = {SPLIT_POINTS // SPLIT_BATCH} steps of batch {SPLIT_BATCH}; "
           f"simple backend scaled from {args.simple_steps} steps; numba threads {_threads()})")
-    return rows
+    gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads)
+    print_gpt_rows(gpt, args.gpt_threads)
+    return rows + gpt
 
 
 def _threads() -> int:

@@ -44,7 +44,7 @@ from minitensor.optim.lr_scheduler import LambdaLR  # noqa: E402
 
 # The default run: sized to finish in about 10 minutes on the project's 2-core machine (see README).
 DEFAULTS = {"layers": 2, "heads": 4, "dim": 64, "block_size": 64, "dropout": 0.0}
-DEFAULT_STEPS, DEFAULT_BATCH = 1500, 32
+DEFAULT_STEPS, DEFAULT_BATCH = 2500, 32
 
 
 # --------------------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def encode(text: str, vocab: str, what: str) -> np.ndarray:
     return np.array([index[ch] for ch in text], dtype=np.int64)
 
 
-def decode(ids: Sequence[int], vocab: str) -> str:
+def decode(ids: Sequence[int] | np.ndarray, vocab: str) -> str:
     return "".join(vocab[i] for i in ids)
 
 
@@ -337,13 +337,14 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     model = GPT(config, backend=backend, dtype=args.dtype)
     optimizer = model.configure_optimizers(args.weight_decay, args.lr)
     total = args.decay_steps or max(args.steps, 1)
-    scheduler = LambdaLR(optimizer, WarmupCosine(args.warmup if args.warmup is not None else max(total // 20, 1), total))
+    schedule = WarmupCosine(args.warmup if args.warmup is not None else max(total // 20, 1), total)
+    scheduler = LambdaLR(optimizer, schedule)
     history: dict[str, list[float]] = {"step": [], "loss": [], "eval_step": [], "train_loss": [], "val_loss": []}
     start = 0
     if ckpt is not None:
         load_checkpoint(args.resume, model, optimizer, scheduler)
         if args.decay_steps:
-            scheduler.lr_lambdas[0].total = args.decay_steps
+            schedule.total = args.decay_steps  # (the checkpoint's schedule was loaded into this object)
         start, history = int(ckpt["step"]), {k: list(v) for k, v in ckpt["history"].items()}
         log(f"resumed from {args.resume} at step {start}")
 
