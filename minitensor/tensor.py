@@ -41,6 +41,7 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
     _counter: list[int] | None = None  # the storage's version counter, shared by views (see tensor_inplace.py)
     _grad_hooks: dict[int, Any] | None = None
     _retains_grad = False
+    _base: Tensor | None = None  # the tensor whose storage this view shares (None for a tensor owning its storage)
 
     def __init__(self, data: TensorData, backend: Backend, history: History | None = None, requires_grad: bool = False):
         self._data = data
@@ -109,6 +110,7 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
         if counter is None:
             counter = self._counter = [0]
         out._counter = counter
+        out._base = self._base if self._base is not None else self
         return out
 
     @property
@@ -306,7 +308,9 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
 
     def detach(self) -> Tensor:
         """The same data (sharing the storage and its version counter), cut from the graph."""
-        return self._alias(self._data)
+        out = self._alias(self._data)
+        out._base = None  # writes through it are not recorded into this tensor's graph (as in PyTorch)
+        return out
 
     def detach_(self) -> Tensor:
         """Cut this tensor from the graph in place: it becomes a leaf that does not require grad."""

@@ -23,14 +23,16 @@ view of it (indexing, view/reshape, permute/transpose, expand, diagonal) and by 
 in-place operation" GradientError instead of using the new value. Ops save only what their backward needs (``h * 3``
 saves no ``h``; ``exp`` saves its output), so the error fires where PyTorch's does.
 
-Caveats: writing in place into a view of a non-leaf that requires grad rebases the view, not its base's history
-(``h[0] += 1`` is fine: Python writes the view back with ``__setitem__``; ``h[0].mul_(2)`` alone leaves h's later
-gradient unaware of the write, where PyTorch would rebase h). ``x[index] = value`` with repeated advanced indices
-keeps the last value (what PyTorch does on CPU; it documents it as undefined).
+A recorded write through a view (``h[0].mul_(w)``, ``h.t()[1].add_(v)``, ``b[0:2].copy_(w)``) also rebases the
+view's base on "old base with the view's elements replaced" (PyTorch's CopySlices; ``_rebase_base``), so later uses
+of the base differentiate through the write. Other views of the same base made before the write keep their old
+history (PyTorch regenerates them). ``x[index] = value`` with repeated advanced indices keeps the last value (what
+PyTorch does on CPU; it documents it as undefined).
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +42,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import is_grad_enabled
 from .errors import DTypeError, GradientError, ShapeError
-from .tensor_data import shape_broadcast
+from .tensor_data import TensorData, shape_broadcast
 from .tensor_index import _is_basic, getitem, index_add, masked_fill, scatter, scatter_add
 from .tensor_shape import Diagonal, StridedView
 
@@ -133,12 +135,76 @@ def _commit(self: Tensor, result: Tensor, check_cast: bool = True, shadow: Tenso
         result = result.cast(self.dtype).expand(*self.shape)
         if shadow is not None:
             _redirect(self, result, shadow)
+            _rebase_base(self, result, shadow.history)
         self.history, self._requires_grad = result.history, True
     if _may_overlap(result._data.storage, self._data.storage):
         result = result._map("id")  # overlapping read and write: copy first
     self.backend.map("id", result._data, self._data)
     self._bump_version()  # ops that saved this storage for backward now refuse to run (autodiff.History.modified_input)
     return self
+
+
+def _rebase_base(self: Tensor, result: Tensor, old: Any) -> None:
+    """A recorded write of ``result`` through the view ``self`` also changes the view's base: rebase the base's
+    history on "old base with the view's elements replaced", as PyTorch's CopySlices does, so later uses of the
+    base differentiate through the write (also when the base did not require grad: it then starts to).
+
+    Which base elements the view covers is a layout question, answered on the host from the storages' addresses
+    and the strides. No tensor values are read. Called before the write."""
+    base = None
+    while old is not None and old.last_fn in VIEW_FUNCTIONS and old.inputs:
+        base, old = old.inputs[0], old.input_history(0)
+    if base is None:
+        base = self._base
+        if base is not None and base.requires_grad:
+            raise GradientError(
+                f"a view (shape {self.shape}) of a tensor that requires grad was made in no_grad mode and is being "
+                "modified in place with grad mode on; make the view with grad mode on, or clone() it"
+            )
+    if base is None or base is self or not self.numel() or not _may_overlap(base._data.storage, self._data.storage):
+        return
+    offsets = _storage_offsets(base, self)
+    if offsets is None:
+        raise GradientError(
+            f"an in-place write through a view (shape {self.shape}) of a tensor of shape {base.shape} cannot be "
+            f"recorded on the {base.backend.name!r} backend (its storage has no address); write with base[index] = value"
+        )
+    base_offsets, view_offsets = offsets
+    where_in_view = np.full(int(max(base_offsets.max(initial=0), view_offsets.max(initial=0))) + 1, -1, dtype=np.int64)
+    where_in_view[view_offsets] = np.arange(view_offsets.size)
+    index = where_in_view[base_offsets].reshape(base.shape)
+    hits = base._lift(index >= 0, dtypes.bool_)
+    picked = getitem(result.reshape(-1), base._lift(np.maximum(index, 0), dtypes.int64))
+    new = F.Where.apply(hits, picked.cast(base.dtype), _source(base))
+    base.history, base._requires_grad = new.history, True
+
+
+def _offsets_of(data: TensorData, start: int) -> np.ndarray:
+    """Storage offsets (from a common origin) of the elements of ``data`` in row-major order."""
+    from .backends import get_backend
+
+    n = start + 1 + builtins.sum((s - 1) * abs(st) for s, st in zip(data.shape, data.strides))
+    mirror = TensorData(np.arange(n, dtype=np.int64)[start:], data.shape, data.strides)
+    return get_backend("simple").to_numpy(mirror).reshape(-1)
+
+
+def _pointer(storage: Any) -> int | None:
+    """The address of a storage's first element (host arrays, CUDA arrays and the simulator's), or None."""
+    for name in ("__cuda_array_interface__", "__array_interface__"):
+        interface = getattr(storage, name, None)
+        if interface is not None:
+            return int(interface["data"][0])
+    return None
+
+
+def _storage_offsets(base: Tensor, view: Tensor) -> tuple[np.ndarray, np.ndarray] | None:
+    """(base's, view's) element offsets from the storages' addresses, or None when an address is unknown."""
+    b, v = base._data.storage, view._data.storage
+    pb, pv = _pointer(b), _pointer(v)
+    if pb is None or pv is None:
+        return None
+    lo, item = min(pb, pv), b.dtype.itemsize
+    return _offsets_of(base._data, (pb - lo) // item), _offsets_of(view._data, (pv - lo) // item)
 
 
 def _inplace(self: Tensor, compute: Callable[[Tensor], Tensor], check_cast: bool = True) -> Tensor:

@@ -490,3 +490,39 @@ def test_version_is_shared_by_views_and_bumped_by_writes() -> None:
     x[1, 1] = 7.0
     assert x._version == v._version == d._version == t._version == 3
     assert x.data._version == 0 and x.clone()._version == 0
+
+
+def _write_through_views(lib: Any, backend: str | None) -> tuple[Any, ...]:
+    kw = {"backend": backend} if lib is mt else {}
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True, **kw)
+    w = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True, **kw)
+    h = x * 1.5
+    h[0].mul_(w)  # a write through a view rebases the base (PyTorch's CopySlices)
+    h.t()[1].add_(w * w)
+    h.view(-1)[1:3].mul_(3.0)
+    h.diagonal().add_(w)
+    h[1] += w
+    b = lib.zeros(3, dtype=lib.float64, **kw)  # a base that did not require grad starts to
+    b[0:2].copy_(w)
+    b[1:].mul_(w)
+    ((h * h).sum() + (b * b).sum()).backward()
+    return h, b, x.grad, w.grad
+
+
+@pytest.mark.parametrize("backend", [*CPU_BACKENDS, "cuda"])
+def test_in_place_write_through_a_view_updates_the_base_graph(backend: str) -> None:
+    if backend not in mt.backends.backend_names():
+        pytest.skip("no cuda backend")
+    for a, b in zip(_write_through_views(mt, backend), _write_through_views(torch, None)):
+        np.testing.assert_allclose(np.asarray(a.tolist()), b.detach().numpy(), rtol=1e-12)
+
+
+def test_view_made_under_no_grad_modified_with_grad_raises_like_torch() -> None:
+    for lib, error in ((mt, GradientError), (torch, RuntimeError)):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        h = x * 2.0
+        with lib.no_grad():
+            v = h[0:1]
+        w = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(error, match="no_grad mode"):
+            v.mul_(w)
