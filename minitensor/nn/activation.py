@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ShapeError
 from ..module import Module
 from ..tensor import Tensor
+from .common import tensor_args
 
 __all__ = [
     "relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "logsigmoid", "gelu", "silu", "elu", "selu", "celu",
@@ -40,6 +41,7 @@ def _need_dim(name: str, input: Tensor, dim: int | None) -> int:  # noqa: A002
 # --- softmax family ---
 
 
+@tensor_args("input")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """exp(x) / sum(exp(x)) along ``dim`` (cast to ``dtype`` first), with the row max subtracted so huge logits do
     not overflow; -inf entries give 0, and a row of only -inf gives NaN, as in PyTorch."""
@@ -49,6 +51,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     return e / e.sum(d, keepdim=True)
 
 
+@tensor_args("input")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """x - logsumexp(x) along ``dim`` computed as z - log(sum(exp(z))) with z = x - max(x) (exact for huge logits;
     -inf entries stay -inf with gradient passing; an all -inf row gives NaN, as in PyTorch)."""
@@ -58,6 +61,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return z - z.exp().sum(d, keepdim=True).log()
 
 
+@tensor_args("input")
 def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """log(1 / (1 + exp(-x))) = min(x, 0) - log1p(exp(-|x|)): finite for huge |x|, -inf at -inf (gradient 1/2 at 0).
 
@@ -72,6 +76,7 @@ def _expm1(x: Tensor) -> Tensor:
     return x.expm1().detach() + (e - e.detach())
 
 
+@tensor_args("input")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
     """log1p(exp(beta x)) / beta, and x itself where beta x > threshold (the exp never sees those values)."""
     linear = input * beta > threshold
@@ -82,11 +87,13 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 # --- rectifiers and smooth variants ---
 
 
+@tensor_args("input")
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """max(x, 0) (gradient 0 at 0)."""
     return _out(input, input.relu(), inplace)
 
 
+@tensor_args("input")
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """x clamped to [min_val, max_val]; the gradient passes only strictly inside, as in PyTorch."""
     if min_val > max_val:
@@ -95,26 +102,31 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     return _out(input, input.where(inside, input.clamp(min_val, max_val).detach()), inplace)
 
 
+@tensor_args("input")
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """min(max(x, 0), 6) (``hardtanh(x, 0, 6)``)."""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+@tensor_args("input")
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """1 / (1 + exp(-x))."""
     return input.sigmoid()
 
 
+@tensor_args("input")
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
     """Hyperbolic tangent."""
     return input.tanh()
 
 
+@tensor_args("input")
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
     """x for x > 0, negative_slope * x otherwise."""
     return _out(input, input.where(input > 0, input * negative_slope), inplace)
 
 
+@tensor_args("input")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """GELU. ``approximate='none'`` (default, exact): x Phi(x) = 0.5 x (1 + erf(x / sqrt 2));
     ``'tanh'``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
@@ -126,21 +138,25 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
+@tensor_args("input")
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """x * sigmoid(x) (swish)."""
     return _out(input, input * input.sigmoid(), inplace)
 
 
+@tensor_args("input")
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """x for x > 0, alpha (exp(x) - 1) otherwise."""
     return _out(input, input.where(input > 0, _expm1(input.clamp(max=0.0)) * alpha), inplace)
 
 
+@tensor_args("input")
 def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """scale * elu(x, alpha) with the self-normalizing constants (alpha ~ 1.6733, scale ~ 1.0507)."""
     return _out(input, elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
 
 
+@tensor_args("input")
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
     if alpha == 0:
@@ -148,31 +164,37 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  #
     return _out(input, input.where(input > 0, _expm1(input.clamp(max=0.0) / alpha) * alpha), inplace)
 
 
+@tensor_args("input")
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between (gradient 1/6 strictly inside)."""
     return _out(input, relu6(input + 3.0) / 6.0, inplace)
 
 
+@tensor_args("input")
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """x * relu6(x + 3) / 6."""
     return _out(input, input * (relu6(input + 3.0) / 6.0), inplace)
 
 
+@tensor_args("input")
 def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """x * tanh(softplus(x))."""
     return _out(input, input * softplus(input).tanh(), inplace)
 
 
+@tensor_args("input")
 def softsign(input: Tensor) -> Tensor:  # noqa: A002
     """x / (1 + |x|)."""
     return input / (input.abs() + 1.0)
 
 
+@tensor_args("input")
 def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
     """x - tanh(x)."""
     return input - input.tanh()
 
 
+@tensor_args("input")
 def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     """Gated linear unit: split ``dim`` in halves a, b and return a * sigmoid(b)."""
     if input.dims == 0:

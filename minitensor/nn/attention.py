@@ -20,8 +20,9 @@ from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
 from .activation import softmax
+from .common import check_sizes, factory, tensor_args
 from .dropout import dropout
-from .linear import Linear, check_sizes, factory, linear
+from .linear import Linear, linear
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention"]
 
@@ -46,6 +47,7 @@ def _causal(length: int, source: int, like: Tensor) -> Tensor:
     return _zeros((length, source), like).masked_fill(allowed.logical_not(), float("-inf"))
 
 
+@tensor_args("query", "key", "value")
 def scaled_dot_product_attention(
     query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
     is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False,

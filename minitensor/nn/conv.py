@@ -26,7 +26,7 @@ from ..tensor import Tensor
 from ..tensor_data import TensorData
 from ..tensor_functions import TensorFunction
 from . import init
-from .linear import bias_bound, check_sizes, factory
+from .common import bias_bound, check_sizes, factory, tensor_args
 
 __all__ = ["conv1d", "conv2d", "pad", "unfold", "Conv1d", "Conv2d"]
 
@@ -83,6 +83,7 @@ def _source_index(size: int, before: int, after: int, mode: str) -> np.ndarray:
     return np.where(q < size, q, period - q)
 
 
+@tensor_args("input")
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
     """Pad ``input`` as ``torch.nn.functional.pad``: ``pad = (left, right, top, bottom, ...)`` pads the LAST dim first.
 
@@ -170,6 +171,7 @@ class Unfold(TensorFunction):
         return grad
 
 
+@tensor_args("x")
 def unfold(x: Tensor, kernel_size: Any, stride: Any = 1, dilation: Any = 1) -> Tensor:
     """All ``kernel_size`` windows of ``x`` (B, C, H, W) as a (B, OH, OW, C, KH, KW) tensor (differentiable),
     ``OH = (H - dilation*(KH-1) - 1) // stride + 1``."""
@@ -245,6 +247,7 @@ def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None
     return out.squeeze(0) if unbatched else out
 
 
+@tensor_args("input", "weight")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation, ``torch.nn.functional.conv2d``: input (N, C, H, W) or (C, H, W), weight
@@ -253,6 +256,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@tensor_args("input", "weight")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
            dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-D cross-correlation, ``torch.nn.functional.conv1d``: input (N, C, L) or (C, L), weight (O, C/groups, K),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..creation import rand_like
 from ..module import Module
 from ..tensor import Tensor
+from .common import tensor_args
 
 __all__ = ["dropout", "Dropout"]
 
@@ -14,6 +15,7 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@tensor_args("input")
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p); ``input`` itself when not training
     or p = 0. ``inplace`` writes the result into ``input``. The mask comes from :func:`minitensor.rand_like`

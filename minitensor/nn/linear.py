@@ -1,44 +1,24 @@
-"""Linear layers and shape helpers: ``F.linear``, ``nn.Linear``, ``nn.Identity``, ``nn.Flatten``, ``nn.Unflatten``;
-the parameter-creation helpers other layers share."""
+"""Linear layers and shape helpers: ``F.linear``, ``nn.Linear``, ``nn.Identity``, ``nn.Flatten``, ``nn.Unflatten``."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from ..backends import get_backend
 from ..creation import empty
-from ..dtypes import as_dtype
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
+from .common import bias_bound, check_sizes, factory, tensor_args
 
 __all__ = ["linear", "Linear", "Identity", "Flatten", "Unflatten"]
 
 
+@tensor_args("input", "weight")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002 - torch's name
     """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features)."""
     out = input @ weight.transpose(0, 1)
     return out + bias if bias is not None else out
-
-
-def factory(device: Any, dtype: Any, backend: Any) -> dict[str, Any]:
-    """The ``backend``/``dtype`` keywords for a layer's parameters (``device`` is PyTorch's name for the backend)."""
-    if device is not None and backend is not None and get_backend(device) is not get_backend(backend):
-        raise ValueError(f"device={device!r} and backend={backend!r} disagree")
-    return {"backend": get_backend(backend if backend is not None else device), "dtype": as_dtype(dtype)}
-
-
-def check_sizes(layer: str, **sizes: Any) -> None:
-    """ValueError unless every size is a non-negative int (PyTorch allows 0, e.g. ``Linear(0, 3)``)."""
-    for name, size in sizes.items():
-        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-            raise ValueError(f"{layer}: {name} must be a non-negative int, got {size!r}")
-
-
-def bias_bound(fan_in: int) -> float:
-    """PyTorch's default bias init bound, 1 / sqrt(fan_in) (0 for fan_in 0)."""
-    return 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
 
 
 class Linear(Module):

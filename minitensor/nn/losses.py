@@ -19,6 +19,7 @@ from ..creation import arange
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .activation import log_softmax
+from .common import tensor_args
 
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -165,6 +166,7 @@ def _finish(loss: Tensor, denom: Tensor, reduction: str, unbatched: bool) -> Ten
     return loss.reshape(()) if unbatched else loss
 
 
+@tensor_args("input")
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: bool | None = None,  # noqa: A002
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood: loss_i = -weight[t_i] * input[i, t_i] for log-probabilities ``input``.
@@ -193,6 +195,7 @@ def _is_probability_target(target: Any, input: Tensor, name: str) -> bool:  # no
     return True
 
 
+@tensor_args("input")
 def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: bool | None = None,  # noqa: A002
                   ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -229,6 +232,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     return _finish(loss, denom, red, input.dims == 1)
 
 
+@tensor_args("tensor")
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape tensor.shape + (num_classes,) with 1 at each index (``torch.nn.functional.one_hot``).
 
@@ -274,6 +278,7 @@ class _BinaryCrossEntropy(Function):
         return dp, dy
 
 
+@tensor_args("input")
 def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: bool | None = None,  # noqa: A002
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """-w (y log p + (1 - y) log(1 - p)) for probabilities ``input`` = p in [0, 1]; each log is clamped at -100 and
@@ -290,6 +295,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_av
     return _reduce(loss, red)
 
 
+@tensor_args("input")
 def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,  # noqa: A002
                                      size_average: bool | None = None, reduce: bool | None = None,
                                      reduction: str = "mean", pos_weight: Any = None) -> Tensor:
@@ -326,6 +332,7 @@ def _weighted(loss: Tensor, weight: Any, input: Tensor, red: str, name: str, mea
     return _reduce(loss, red)
 
 
+@tensor_args("input")
 def mse_loss(input: Tensor, target: Any, size_average: bool | None = None, reduce: bool | None = None,  # noqa: A002
              reduction: str = "mean", weight: Any = None) -> Tensor:
     """(input - target)^2, times ``weight`` (input's shape) if given; weighted "mean" divides by sum(weight)."""
@@ -334,6 +341,7 @@ def mse_loss(input: Tensor, target: Any, size_average: bool | None = None, reduc
     return _weighted(d * d, weight, input, red, "mse_loss")
 
 
+@tensor_args("input")
 def l1_loss(input: Tensor, target: Any, size_average: bool | None = None, reduce: bool | None = None,  # noqa: A002
             reduction: str = "mean", weight: Any = None) -> Tensor:
     """|input - target|, times ``weight`` (input's shape) if given; weighted "mean" divides by sum(weight)."""
@@ -341,6 +349,7 @@ def l1_loss(input: Tensor, target: Any, size_average: bool | None = None, reduce
     return _weighted((input - _as_target(target, input, "l1_loss")).abs(), weight, input, red, "l1_loss")
 
 
+@tensor_args("input")
 def smooth_l1_loss(input: Tensor, target: Any, size_average: bool | None = None, reduce: bool | None = None,  # noqa: A002
                    reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, with d = input - target (beta = 0 is the L1 loss)."""
@@ -354,6 +363,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: bool | None = None,
     return _reduce((d * d * (0.5 / beta)).where(a < beta, a - 0.5 * beta), red)
 
 
+@tensor_args("input")
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
                weight: Any = None) -> Tensor:
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), with d = input - target; times ``weight`` if given."""
@@ -366,6 +376,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     return _weighted(loss, weight, input, red, "huber_loss", mean_by_weight=False)
 
 
+@tensor_args("input")
 def kl_div(input: Tensor, target: Any, size_average: bool | None = None, reduce: bool | None = None,  # noqa: A002
            reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Pointwise KL divergence target * (log target - input) for log-probabilities ``input``.

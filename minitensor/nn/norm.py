@@ -16,7 +16,7 @@ from ..errors import ShapeError
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
-from .linear import check_sizes, factory
+from .common import check_sizes, factory, tensor_args
 
 __all__ = [
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize", "cosine_similarity",
@@ -41,6 +41,7 @@ def _check_param(name: str, what: str, p: Tensor | None, shape: tuple[int, ...])
         raise ShapeError(f"{name}: {what} must have shape {shape}, got {p.shape}")
 
 
+@tensor_args("input")
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) * weight + bias, mean and biased var over the trailing ``normalized_shape``."""
@@ -56,6 +57,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Ten
     return out + bias if bias is not None else out
 
 
+@tensor_args("input")
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,  # noqa: A002
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * weight over the trailing ``normalized_shape``; eps None is the dtype's
@@ -73,6 +75,7 @@ def _channel_view(p: Tensor, dims: int) -> Tensor:
     return p.view(*(p.shape[0] if d == 1 else 1 for d in range(dims)))
 
 
+@tensor_args("input")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
                eps: float = 1e-5) -> Tensor:
     """Split the C channels of an (N, C, *) input into ``num_groups`` groups and layer-normalize each group of each
@@ -93,6 +96,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     return out + _channel_view(bias, input.dims) if bias is not None else out
 
 
+@tensor_args("input")
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
@@ -129,6 +133,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return out + _channel_view(bias, input.dims) if bias is not None else out
 
 
+@tensor_args("input")
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
               out: Tensor | None = None) -> Tensor:
     """x / max(||x||_p, eps) along ``dim`` (``out``, if given, receives the result)."""
@@ -136,6 +141,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     return out.copy_(result) if out is not None else result
 
 
+@tensor_args("x1", "x2")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum((x1 / max(||x1||, eps)) * (x2 / max(||x2||, eps))) along ``dim`` after broadcasting (PyTorch's current
     formula: each input is divided by its clamped norm first; the clamp passes the gradient as identity)."""

@@ -18,6 +18,7 @@ from ..errors import ShapeError
 from ..module import Module
 from ..tensor import Tensor
 from ..tensor_join import stack
+from .common import tensor_args
 from .conv import _tuple, pad, unfold
 
 __all__ = [
@@ -93,6 +94,7 @@ def _max_pool(name: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, 
     return out, _finish(flat.squeeze(-1), nd, unbatched)
 
 
+@tensor_args("input")
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Max over each (dilated) window of (N, C, H, W) or (C, H, W) ``input`` padded with -inf, as
@@ -101,6 +103,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@tensor_args("input")
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,  # noqa: A002
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """Max over each window of (N, C, L) or (C, L) ``input``, as ``torch.nn.functional.max_pool1d``."""
@@ -131,6 +134,7 @@ def _avg_pool(name: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, 
     return _finish(total / div, nd, unbatched)
 
 
+@tensor_args("input")
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,  # noqa: A002
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Window sum / divisor over (N, C, H, W) or (C, H, W) ``input`` zero-padded by ``padding``, as
@@ -139,6 +143,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+@tensor_args("input")
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,  # noqa: A002
                count_include_pad: bool = True) -> Tensor:
     """Window mean over (N, C, L) or (C, L) ``input``, as ``torch.nn.functional.avg_pool1d``."""
@@ -168,6 +173,7 @@ def _averaging(size: int, out: int, like: Tensor) -> Tensor:
     return tensor(m, dtype=like.dtype, backend=like.backend)
 
 
+@tensor_args("input")
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
     """Average over PyTorch's adaptive windows (rows ``[floor(i*H/OH), ceil((i+1)*H/OH))``, columns alike) of
     (N, C, H, W) or (C, H, W) ``input``; ``output_size`` an int or pair, None keeps that input size."""
@@ -177,6 +183,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     return out.squeeze(0) if unbatched else out
 
 
+@tensor_args("input")
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
     """Average over PyTorch's adaptive windows of (N, C, L) or (C, L) ``input``."""
     if input.dims not in (2, 3):
@@ -185,6 +192,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     return input @ _averaging(input.shape[-1], ol, input).transpose(0, 1)
 
 
+@tensor_args("input")
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
     """Max over PyTorch's adaptive windows (see :func:`adaptive_avg_pool2d`); one argmax + gather per window
     (a Python loop over the OH*OW output positions). Indices are flat ``h * W + w``."""

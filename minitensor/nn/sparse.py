@@ -10,7 +10,7 @@ from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
-from .linear import check_sizes, factory
+from .common import check_sizes, factory, tensor_args
 
 __all__ = ["embedding", "Embedding"]
 
@@ -38,6 +38,7 @@ def _padding_idx(padding_idx: int | None, num: int) -> int | None:
     return padding_idx + num if padding_idx < 0 else padding_idx
 
 
+@tensor_args("input", "weight")
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """``weight[input]``: rows of ``weight`` (num_embeddings, embedding_dim) for integer indices of any shape,

@@ -14,9 +14,10 @@ from ..module import Module
 from ..tensor import Tensor
 from .activation import gelu, relu
 from .attention import MultiheadAttention
+from .common import factory
 from .container import ModuleList
 from .dropout import Dropout
-from .linear import Linear, factory
+from .linear import Linear
 from .norm import LayerNorm
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
