@@ -36,11 +36,6 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-def _replace_value(param: Tensor, new: Tensor) -> None:
-    """Point ``param`` at ``new``'s storage and backend, keeping the object (what ``param.data = new`` does)."""
-    param._data, param.backend = new._data, new.backend
-
-
 _Trainable = (Parameter, Scalar)
 
 
@@ -241,7 +236,7 @@ class Module:
                     if isinstance(param, Tensor):
                         moved = fn(param)
                         if moved is not param:
-                            _replace_value(param, moved)
+                            param.data = moved
                             if param.grad is not None:
                                 param.grad = fn(param.grad)
                 for name, buffer in module._buffers.items():

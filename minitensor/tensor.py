@@ -20,6 +20,7 @@ from .tensor_index import IndexMethods
 from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
+from .tensor_operators import OperatorMethods
 from .tensor_reduce import ReduceMethods
 from .tensor_shape import ShapeMethods
 
@@ -27,7 +28,9 @@ CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
 
 
-class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods):
+class Tensor(
+    OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods
+):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: element-wise math (tensor_math.py), ops between tensors
@@ -322,6 +325,18 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
         self._requires_grad = False
         return self
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """``copy.deepcopy``: a leaf of the same class with its own storage, ``requires_grad`` and a copied ``.grad``
+        (deep-copying a tensor with history raises, as in PyTorch)."""
+        if self.history is not None:
+            raise GradientError(f"only leaf tensors can be deep-copied (shape {self.shape}); detach() first, as in PyTorch")
+        out = object.__new__(type(self))
+        Tensor.__init__(out, self._map("id")._data, self.backend, requires_grad=self.requires_grad)
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = self.grad.__deepcopy__(memo)
+        return out
+
     def clone(self, *, memory_format: Any = None) -> Tensor:
         """A contiguous copy with its own storage; gradients flow back to this tensor (``torch.clone``)."""
         return F.Contiguous.apply(self)
@@ -443,113 +458,6 @@ class Tensor(InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMeth
         body = np.array2string(self.to_numpy(), separator=", ", prefix="tensor(")
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"tensor({body}, backend={self.backend.name!r}, dtype={self.dtype.name}{grad})"
-
-    # --- arithmetic (Python numbers work on either side; PyTorch's type promotion) ---
-
-    def _operand(self, value: Any) -> Tensor:
-        """``value`` as a tensor operand: Python numbers are lifted to the dtype the op will compute in."""
-        if isinstance(value, Tensor):
-            return value
-        if self._data.dtype.kind == "f" and type(value) in (float, int, bool):
-            return self._lift(value)  # a Python number never widens a float tensor
-        if isinstance(value, np.ndarray):
-            return self._lift(value, value.dtype if value.dtype in dtypes.SUPPORTED else None)
-        return self._lift(value, dtypes.result_type(self, value))
-
-    def __add__(self, b: Any) -> Tensor:
-        return F.Add.apply(self, self._operand(b))
-
-    def __radd__(self, b: Any) -> Tensor:
-        return F.Add.apply(self._operand(b), self)
-
-    def __sub__(self, b: Any) -> Tensor:
-        return self.sub(b)
-
-    def __rsub__(self, b: Any) -> Tensor:
-        return self._operand(b).sub(self)
-
-    def __mul__(self, b: Any) -> Tensor:
-        return F.Mul.apply(self, self._operand(b))
-
-    def __rmul__(self, b: Any) -> Tensor:
-        return F.Mul.apply(self._operand(b), self)
-
-    def __truediv__(self, b: Any) -> Tensor:
-        return F.Div.apply(self, self._operand(b))
-
-    def __rtruediv__(self, b: Any) -> Tensor:
-        return F.Div.apply(self._operand(b), self)
-
-    def __floordiv__(self, b: Any) -> Tensor:
-        return self.floor_divide(b)
-
-    def __rfloordiv__(self, b: Any) -> Tensor:
-        return self._operand(b).floor_divide(self)
-
-    def __mod__(self, b: Any) -> Tensor:
-        return self.remainder(b)
-
-    def __rmod__(self, b: Any) -> Tensor:
-        return self._operand(b).remainder(self)
-
-    def __pow__(self, b: Any) -> Tensor:
-        return self.pow(b)
-
-    def __rpow__(self, b: Any) -> Tensor:
-        return self._operand(b).pow(self)
-
-    def __neg__(self) -> Tensor:
-        return self.neg()
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __matmul__(self, b: Tensor) -> Tensor:
-        return self.matmul(b)
-
-    def __rmatmul__(self, b: Any) -> Tensor:
-        return self._operand(b).matmul(self)
-
-    def __lt__(self, b: Any) -> Tensor:
-        return self.lt(b)
-
-    def __gt__(self, b: Any) -> Tensor:
-        return self.gt(b)
-
-    def __le__(self, b: Any) -> Tensor:
-        return self.le(b)
-
-    def __ge__(self, b: Any) -> Tensor:
-        return self.ge(b)
-
-    def __eq__(self, b: Any) -> Tensor:  # type: ignore[override]
-        return self.eq(b)
-
-    def __ne__(self, b: Any) -> Tensor:  # type: ignore[override]
-        return self.ne(b)
-
-    __hash__ = object.__hash__
-
-    def __abs__(self) -> Tensor:
-        return self.abs()
-
-    def __and__(self, b: Any) -> Tensor:
-        return self.bitwise_and(b)
-
-    __rand__ = __and__
-
-    def __or__(self, b: Any) -> Tensor:
-        return self.bitwise_or(b)
-
-    __ror__ = __or__
-
-    def __xor__(self, b: Any) -> Tensor:
-        return self.bitwise_xor(b)
-
-    __rxor__ = __xor__
-
-    def __invert__(self) -> Tensor:
-        return self.bitwise_not()
 
     def zero_grad_(self) -> None:
         self.grad = None

@@ -160,3 +160,20 @@ def test_scalar_parameters_register() -> None:
     assert [n for n, _ in m.named_parameters()] == ["w"] and m.w.requires_grad
     with pytest.raises(TypeError, match="cannot register float"):
         m.register_parameter("v", 1.0)  # type: ignore[arg-type]
+
+
+def test_deepcopy_gives_independent_parameters() -> None:
+    import copy
+
+    m = nn.Linear(2, 2)
+    m.weight.grad = mt.ones(2, 2)
+    twin = copy.deepcopy(m)
+    assert type(twin.weight) is Parameter and twin.weight.requires_grad and twin.weight.is_leaf
+    assert twin.weight.unique_id != m.weight.unique_id and twin.weight.backend is m.weight.backend
+    np.testing.assert_array_equal(twin.weight.numpy(), m.weight.numpy())
+    np.testing.assert_array_equal(twin.weight.grad.numpy(), 1.0)
+    with mt.no_grad():
+        twin.weight.add_(1.0)
+    assert not np.allclose(twin.weight.numpy(), m.weight.numpy())  # own storage
+    with pytest.raises(mt.GradientError, match="leaf"):
+        copy.deepcopy(m.weight * 2)

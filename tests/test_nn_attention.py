@@ -175,3 +175,25 @@ def test_transformer_encoder_layer_matches_torch(backend: str, norm_first: bool,
     close(mx.grad, tx.grad, 1e-9)
     for (name, p), (_, q) in zip(mine.named_parameters(), theirs.named_parameters()):
         close(p.grad, q.grad, 1e-9), name
+
+
+def test_transformer_encoder_stacks_deep_copies_like_torch() -> None:
+    mine_layer, theirs_layer = _encoder_pair("fast", True, "gelu", True)
+    theirs = torch.nn.TransformerEncoder(theirs_layer, 2, norm=torch.nn.LayerNorm(6, dtype=torch.float64), enable_nested_tensor=False)
+    mine = nn.TransformerEncoder(mine_layer, 2, norm=nn.LayerNorm(6, dtype=mt.float64))
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    first, second = mine.layers[0].linear1.weight, mine.layers[1].linear1.weight
+    assert first is not second and first.unique_id != second.unique_id and np.array_equal(first.numpy(), second.numpy())
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.add_(torch.randn_like(p) * 0.1)  # the copies differ from here on
+    mine.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    x = RNG.standard_normal((2, 3, 6))
+    mx, tx = pair(x, "fast")
+    m_out, t_out = mine(mx, is_causal=True, mask=mt.tensor(np.triu(np.ones((3, 3), bool), 1))), theirs(
+        tx, is_causal=True, mask=torch.tensor(np.triu(np.ones((3, 3), bool), 1))
+    )
+    close(m_out, t_out, 1e-9)
+    m_out.sum().backward()
+    t_out.sum().backward()
+    close(mx.grad, tx.grad, 1e-9)
