@@ -8,11 +8,12 @@ lists and Tensors).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .autodiff import no_grad
 from .module import Module
@@ -21,13 +22,27 @@ from .tensor import Tensor
 Metric = Callable[[np.ndarray, np.ndarray], float]
 
 
+PIPE_REFRESH_SECONDS = 30.0
+"""How often a progress bar redraws when stderr is not a terminal (a log file, CI)."""
+
+
+def progress_bar(iterable: Iterable[Any], total: int | None = None, desc: str = "", enabled: bool = True) -> tqdm:
+    """A tqdm bar on stderr (silent when not ``enabled``). On a terminal it redraws ten times a second; into a
+    file or pipe at most every ``PIPE_REFRESH_SECONDS``, so a captured log stays a few lines."""
+    tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    interval = 0.1 if tty else PIPE_REFRESH_SECONDS
+    return tqdm(iterable, total=total, desc=desc, leave=False, file=sys.stderr, dynamic_ncols=tty, mininterval=interval,
+                maxinterval=max(10.0, interval), disable=not enabled)
+
+
 def accuracy(outputs: np.ndarray, targets: np.ndarray) -> float:
-    """Fraction of correct predictions: argmax over classes for (N, C) outputs with C > 1, else output > 0.5."""
+    """Fraction of correct predictions: argmax over classes for (N, C) outputs with C > 1; a single output is a
+    logit (as for ``binary_cross_entropy_with_logits``), predicting class 1 when it is > 0."""
     targets = np.asarray(targets).reshape(-1)
     if outputs.ndim >= 2 and outputs.shape[1] > 1:
         predicted = np.argmax(outputs.reshape(outputs.shape[0], -1), axis=1)
     else:
-        predicted = (outputs.reshape(-1) > 0.5).astype(np.int64)
+        predicted = (outputs.reshape(-1) > 0.0).astype(np.int64)
     return float(np.mean(predicted == targets.astype(np.int64))) if targets.size else 0.0
 
 
@@ -73,7 +88,7 @@ class Trainer:
         totals = {"loss": 0.0, **{name: 0.0 for name, _ in self.metrics}}
         count = 0
         total = len(batches) if hasattr(batches, "__len__") else None  # type: ignore[arg-type]
-        bar = tqdm(batches, total=total, desc=desc, disable=not progress, leave=False)
+        bar = progress_bar(batches, total=total, desc=desc, enabled=progress)
         for inputs, targets in bar:
             x = self._input(inputs)
             if train:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ if str(ROOT) not in sys.path:  # running `python projects/run_x.py` from a check
 import minitensor  # noqa: E402
 from minitensor.datasets import ChecksumError, IDXError  # noqa: E402
 from minitensor.errors import BackendError, BackendUnavailableError  # noqa: E402
+from minitensor.train import progress_bar  # noqa: E402
 
 BACKENDS = ("simple", "fast", "cuda")
 
@@ -130,13 +131,8 @@ def available_backends(include_cuda: bool = True) -> list[str]:
 # --------------------------------------------------------------------------------------------------
 
 
-def progress(iterable: Iterable, total: int | None = None, desc: str = "", enabled: bool = True) -> Iterable:
-    """A tqdm progress bar (on stderr) when enabled, else the iterable itself."""
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, leave=False, dynamic_ncols=True, file=sys.stderr)
+progress = progress_bar
+"""A tqdm bar on stderr (sparse when not on a terminal), or the iterable itself when not enabled."""
 
 
 class Log:

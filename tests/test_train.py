@@ -51,4 +51,16 @@ def test_tensor_batches_custom_metric_scheduler_and_progress(capsys):
 
 def test_accuracy_metric():
     assert accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1])) == 0.5
-    assert accuracy(np.array([[0.7], [0.2]]), np.array([1, 0])) == 1.0
+    assert accuracy(np.array([[0.7], [-0.2]]), np.array([1, 0])) == 1.0  # one output is a logit: > 0 is class 1
+    assert accuracy(np.array([[0.2], [-3.0]]), np.array([0, 0])) == 0.5  # 0.2 > 0: a probability threshold would say 0
+
+
+def test_progress_bar_is_sparse_when_not_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    import time
+
+    from minitensor.train import progress_bar
+
+    for _ in progress_bar(range(100), total=100, desc="steps"):
+        time.sleep(0.005)  # 0.5 s: a terminal bar would redraw about five times
+    err = capsys.readouterr().err  # captured: not a terminal
+    assert 1 <= err.count("steps") <= 3, err
