@@ -349,7 +349,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         log(f"resumed from {args.resume} at step {start}")
 
     B, T = args.batch_size, config.block_size  # noqa: N806
-    log(f"GPT: {model.get_num_params():,} parameters ({config.n_layer} layers, {config.n_head} heads, dim {config.n_embd}, "
+    n_params = model.get_num_params(non_embedding=False)
+    log(f"GPT: {n_params:,} parameters ({config.n_layer} layers, {config.n_head} heads, dim {config.n_embd}, "
         f"block {T}, vocab {len(vocab)}) on backend {backend!r}, {args.dtype}; batch {B}, {args.steps} steps"
         + (f"; {corpus}: {len(data.train):,} train / {len(data.val):,} validation characters" if data else ""))
     end, seconds = start + args.steps, 0.0
@@ -372,7 +373,7 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         history["step"].append(step + 1)
         history["loss"].append(value)
         if hasattr(bar, "set_postfix"):
-            bar.set_postfix(loss=f"{value:.3f}", tok_s=f"{B * T / took:,.0f}")  # type: ignore[attr-defined]
+            bar.set_postfix(loss=f"{value:.3f}", tok_s=f"{B * T * (step + 1 - start) / seconds:,.0f}")  # type: ignore[attr-defined]
         if (step + 1) % args.eval_interval == 0 or step + 1 == end:
             train_est = estimate_loss(model, data.train, B, args.eval_iters, (args.seed, 1), backend)
             val_est = estimate_loss(model, data.val, B, args.eval_iters, (args.seed, 2), backend)
@@ -406,14 +407,14 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         sample = prompt + decode(out[0, len(ids):], vocab)
         print(sample)
 
-    summary = f"done: char GPT ({model.get_num_params():,} parameters) at step {end}, backend {backend}, {args.dtype}"
+    summary = f"done: char GPT ({n_params:,} parameters) at step {end}, backend {backend}, {args.dtype}"
     if val_loss is not None and bigram is not None:
         summary += f": validation loss {val_loss:.4f} nats/char (bigram baseline {bigram:.4f})"
     if args.steps:
         summary += f", training {seconds:.1f} s ({seconds / args.steps:.3f} s/step, {B * T * args.steps / seconds:,.0f} tokens/s)"
     print(summary)
     return {"history": history, "val_loss": val_loss, "bigram_loss": bigram, "sample": sample, "step": end,
-            "train_seconds": seconds, "params": model.get_num_params()}
+            "train_seconds": seconds, "params": n_params}
 
 
 if __name__ == "__main__":

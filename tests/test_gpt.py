@@ -104,8 +104,9 @@ def check_against_torch(backend: str, config: GPTConfig, batch: int, dtype: str,
 
 
 def test_loss_and_every_gradient_match_torch_tiny(backend: str) -> None:
-    """vocab 5, block 4, dim 4, 1 layer, 2 heads, batch 2, float64: every backend (cuda on the simulator)."""
-    check_against_torch(backend, TINY, batch=2, dtype="float64", rtol=1e-10, atol=1e-12)
+    """vocab 5, block 4, dim 4, 1 layer, 2 heads, batch 2, float64: every backend. On cuda (the simulator runs a
+    Python thread per CUDA thread: 40 s for batch 2) batch 1; the batch dim is covered by simple and fast."""
+    check_against_torch(backend, TINY, batch=1 if backend == "cuda" else 2, dtype="float64", rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype, rtol, atol", [("float64", 1e-10, 1e-12), ("float32", 2e-4, 1e-5)])
