@@ -57,9 +57,14 @@ class Join(F.TensorFunction):
 
 
 def _tensors(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' must be a tuple or list of Tensors, not {type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
         raise ShapeError(f"{name}() needs a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, JoinMethods):  # every Tensor is one
+            raise TypeError(f"{name}(): expected Tensor as element {i} in argument 'tensors', but got {type(t).__name__}")
     for t in tensors[1:]:
         tensors[0]._check_backend(t)
     return tensors
