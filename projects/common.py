@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -73,6 +74,38 @@ def add_backend_arg(parser: argparse.ArgumentParser, default: str | None = None)
         default=default,
         help="tensor backend (default: $MINITENSOR_BACKEND or the library default)",
     )
+
+
+PLOT_FORMATS = ("png", "pdf", "svg", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp")
+
+
+def _check_writable(flag: str, path: str | Path) -> None:
+    """ProjectError unless ``path`` can be written: not a directory, and its nearest existing folder is writable."""
+    path = Path(path)
+    if path.is_dir():
+        raise ProjectError(f"{flag} {path} is a directory; give a file name")
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ProjectError(f"{flag} {path}: {folder} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ProjectError(f"{flag} {path} is not writable")
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """Check ``--save``, ``--plot`` and ``--resume`` before any training, so a bad path fails in one line (exit 2)
+    instead of with a traceback after the run."""
+    if getattr(args, "save", None):
+        _check_writable("--save", args.save)
+    if getattr(args, "plot", None):
+        suffix = Path(args.plot).suffix.lower().lstrip(".")
+        if suffix not in PLOT_FORMATS:
+            raise ProjectError(f"--plot {args.plot}: unknown image format {suffix or '(no extension)'!r}; use one of "
+                               f"{', '.join('.' + f for f in PLOT_FORMATS)}")
+        _check_writable("--plot", args.plot)
+    if getattr(args, "resume", None):
+        _checkpoint_file(args.resume)
 
 
 def run_main(main_fn: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from common import (  # noqa: E402
     add_backend_arg,
     add_run_args,
     add_schedule_args,
+    check_paths,
     check_schedule,
     load_checkpoint,
     make_scheduler,
@@ -41,7 +42,7 @@ from common import (  # noqa: E402
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
 from minitensor.data_loader import DataLoader  # noqa: E402
-from minitensor.datasets import ImageDataset, load_digits, load_mnist  # noqa: E402
+from minitensor.datasets import ChecksumError, ImageDataset, load_digits, load_mnist  # noqa: E402
 
 DEFAULT_LR = {("adam", "mlp"): 0.003, ("adam", "cnn"): 0.01, ("sgd", "mlp"): 0.05, ("sgd", "cnn"): 0.05}
 
@@ -94,7 +95,10 @@ def load_data(args: argparse.Namespace) -> ImageDataset:
     else:
         if args.dataset == "digits":
             raise ProjectError("--data-dir is for --dataset mnist or --dataset fashion (the digits are bundled)")
-        data = load_mnist(args.data_dir, args.dataset, verify=not args.no_verify)
+        try:
+            data = load_mnist(args.data_dir, args.dataset, verify=not args.no_verify)
+        except ChecksumError as error:  # the library's advice names its argument; a CLI user has the flag
+            raise ProjectError(str(error).replace("pass verify=False", "pass --no-verify")) from error
     if args.limit:
         data = data.limit(args.limit, max(args.limit // 4, 10))
     return data
@@ -148,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    check_paths(args)
     if args.epochs is None:
         args.epochs = 30 if args.model == "mlp" else 15
     if args.dataset is None:

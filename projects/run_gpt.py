@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 from common import (  # noqa: E402
     Log,
     ProjectError,
+    check_paths,
     load_checkpoint,
     positive_float,
     positive_int,
@@ -303,6 +304,7 @@ def save_loss_plot(path: str, history: dict[str, list[float]], bigram: float | N
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = build_parser().parse_args(argv)
+    check_paths(args)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # optional (a dev dependency): BLAS keeps its own thread count

@@ -25,6 +25,7 @@ from common import (  # noqa: E402
     ProjectError,
     Timer,
     add_run_args,
+    check_paths,
     load_arrays,
     positive_float,
     positive_int,
@@ -127,6 +128,7 @@ def accuracy(model: ScalarMLP, X: np.ndarray, y: np.ndarray) -> float:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    check_paths(args)
     log = Log(args.quiet)
     data = toy(args.dataset, args.n_points, seed=args.seed)
     model = ScalarMLP(args.hidden, seed=args.seed)

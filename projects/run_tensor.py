@@ -23,6 +23,7 @@ from common import (  # noqa: E402
     add_backend_arg,
     add_run_args,
     add_schedule_args,
+    check_paths,
     check_schedule,
     load_checkpoint,
     make_scheduler,
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
+    check_paths(args)
     log = Log(args.quiet)
     backend = resolve_backend(args.backend, args.threads)
     minitensor.manual_seed(args.seed)

@@ -347,6 +347,10 @@ def test_matrix_layout() -> None:
     assert matrix_layout(3, 4, 1, 3) == "col"
     assert matrix_layout(3, 4, 8, 2) is None
     assert matrix_layout(1, 4, 0, 1) == "row"
+    assert matrix_layout(3, 4, 16, 1) == "row"  # 4 columns of a (3, 16) row-major matrix: lda 16
+    assert matrix_layout(3, 4, 1, 8) == "col"  # 3 rows of an (8, 4) column-major matrix
+    assert matrix_layout(3, 4, 3, 1) is None  # rows overlap
+    assert matrix_layout(3, 4, 0, 1) is None  # broadcast rows
 
 
 def test_generated_source_sets_the_op() -> None:
@@ -805,3 +809,24 @@ def test_cache_directory_must_be_private(tmp_path: Path) -> None:
         theirs.mkdir()
         os.chown(theirs, 65534, 65534)
         assert not fast_codegen._private(theirs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_of_column_and_row_slices_goes_to_blas(monkeypatch: pytest.MonkeyPatch, dtype: type) -> None:
+    """One attention head's columns (rows further apart than they are long) are still BLAS operands."""
+    import minitensor.backends.fast as fast_module
+
+    def no_tiled(*args: object) -> None:
+        raise AssertionError(f"tiled kernel used for BLAS-able operands: {args[:2]}")
+
+    monkeypatch.setattr(fast_module, "launch", no_tiled)
+    rng = np.random.default_rng(8)
+    A, B = rng.standard_normal((2, 5, 16)).astype(dtype), rng.standard_normal((2, 16, 12)).astype(dtype)
+    a = fast.from_numpy(A).slice((slice(None), slice(None), slice(4, 8)))  # (2, 5, 4), row stride 16
+    b = fast.from_numpy(B).slice((slice(None), slice(0, 4), slice(3, 9)))  # (2, 4, 6), row stride 12
+    bt = fast.from_numpy(np.ascontiguousarray(B.transpose(0, 2, 1))).permute(0, 2, 1).slice((slice(None), slice(0, 4), slice(3, 9)))
+    for right in (b, bt):  # a row slice of a row-major and of a column-major matrix
+        out = fast.empty((2, 5, 6), np.dtype(dtype))
+        fast.matmul(a, right, out)
+        want = A[:, :, 4:8] @ B[:, :4, 3:9]
+        np.testing.assert_allclose(fast.to_numpy(out), want, rtol=1e-5 if dtype == np.float32 else 1e-12)

@@ -205,7 +205,7 @@ def test_digits_on_mnist_idx_folder(tmp_path: Path) -> None:
     backend = "fast" if _usable("fast") else "simple"
     args = ["--backend", backend, "--data-dir", str(tmp_path / "mnist"), "--epochs", "1", "--hidden", "8",
             "--batch-size", "10", *QUIET]
-    with pytest.raises(ValueError, match="MD5"):  # made-up files are not the published ones
+    with pytest.raises(ProjectError, match="MD5.*pass --no-verify"):  # made-up files are not the published ones
         run_digits.main(args)
     assert run_main(run_digits.main, args) == 2  # ... reported in one line, exit code 2
     result = run_digits.main([*args, "--no-verify", "--model", "cnn", "--dataset", "fashion"])
@@ -236,6 +236,25 @@ def test_bad_flags_exit_2_with_a_usage_message(module, argv: list[str], capsys: 
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "usage:" in err and "error:" in err
+
+
+@pytest.mark.parametrize("module", [run_scalar, run_tensor, run_digits])
+def test_bad_output_paths_fail_before_training(module, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--save onto a directory, --plot with a non-image suffix, an unwritable folder or a missing --resume file:
+    one line, exit 2, before any epoch runs (the runs below would take minutes)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    slow = ["--epochs", "1000", "--no-progress"]
+    cases = [(["--save", str(tmp_path)], "is a directory"), (["--plot", str(tmp_path / "curves.txt")], "unknown image format"),
+             (["--plot", str(tmp_path / "curves")], "no extension"), (["--resume", str(tmp_path / "nope.safetensors")], "nope")]
+    if os.geteuid() != 0:  # root writes anywhere
+        cases.append((["--save", str(locked / "x.safetensors")], "not writable"))
+    for argv, message in cases:
+        assert run_main(module.main, [*slow, *argv]) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and captured.err.count("\n") == 1, captured.err
+        assert "epoch" not in captured.out  # nothing trained
 
 
 def test_cuda_without_a_gpu_is_one_line_and_exit_2() -> None:

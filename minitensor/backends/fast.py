@@ -309,10 +309,12 @@ class FastBackend(HostBackend):
 
 
 def matrix_layout(rows: int, cols: int, row_stride: int, col_stride: int) -> str | None:
-    """Layout of a dense (rows, cols) block with these strides: "row" (C order), "col" (Fortran order) or None."""
-    if (rows == 1 or row_stride == cols) and (cols == 1 or col_stride == 1):
+    """The BLAS layout of a (rows, cols) block with these strides, or None: "row" when elements of a row are adjacent
+    and rows at least ``cols`` apart (C order, or a column slice of a wider row-major matrix, such as one attention
+    head's columns), "col" for the transpose (Fortran order, or a row slice of one)."""
+    if (cols == 1 or col_stride == 1) and (rows == 1 or row_stride >= cols):
         return "row"
-    if (cols == 1 or col_stride == rows) and (rows == 1 or row_stride == 1):
+    if (rows == 1 or row_stride == 1) and (cols == 1 or col_stride >= rows):
         return "col"
     return None
 
