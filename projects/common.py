@@ -236,11 +236,18 @@ def save_plot(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    # Atomically: render into a temp file beside the target, then rename over it (an old plot survives a crash).
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp{target.suffix}")
+    try:
+        fig.savefig(tmp, dpi=80, format=target.suffix.lstrip(".").lower() or None)
+        os.replace(tmp, target)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
+    return target
 
 
 # --------------------------------------------------------------------------------------------------
