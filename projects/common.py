@@ -17,6 +17,7 @@ if str(ROOT) not in sys.path:  # running `python projects/run_x.py` from a check
     sys.path.insert(0, str(ROOT))
 
 import minitensor  # noqa: E402
+from minitensor import distributed  # noqa: E402
 from minitensor.datasets import ChecksumError, IDXError  # noqa: E402
 from minitensor.errors import BackendError, BackendUnavailableError  # noqa: E402
 from minitensor.train import progress_bar  # noqa: E402
@@ -109,11 +110,15 @@ def check_paths(args: argparse.Namespace) -> None:
 
 
 def run_main(main_fn: Callable[[Sequence[str] | None], Any], argv: Sequence[str] | None = None) -> int:
-    """Call ``main_fn(argv)``; user errors become one line on stderr and exit code 2 instead of a traceback."""
+    """Call ``main_fn(argv)``; user errors become one line on stderr and exit code 2 instead of a traceback
+    (in an MPI job the failing rank then aborts the job, so no other rank waits for it forever)."""
     try:
         main_fn(argv)
     except (ProjectError, BackendUnavailableError, BackendError, FileNotFoundError, IDXError, ChecksumError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        if distributed.is_initialized():
+            time.sleep(distributed.ABORT_GRACE_SECONDS)
+            distributed.abort(2)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -157,6 +162,47 @@ def available_backends(include_cuda: bool = True) -> list[str]:
             continue
         out.append(name)
     return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Data-parallel runs (mpiexec -n N python projects/run_x.py --distributed)
+# --------------------------------------------------------------------------------------------------
+
+
+def add_distributed_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--distributed", action="store_true",
+                        help="data-parallel training over the processes of `mpiexec -n N` (on by itself under mpiexec with "
+                             "N > 1): the global --batch-size is split across ranks, rank 0 alone logs and writes files")
+
+
+def setup_distributed(args: argparse.Namespace) -> tuple[int, int]:
+    """(rank, world size) of this process: joins the MPI job when ``--distributed`` is given or the script was
+    started by ``mpiexec``, else (0, 1). Without ``--threads``, each rank gets an equal share of the cores."""
+    if not (getattr(args, "distributed", False) or distributed.launched_by_mpiexec()):
+        return 0, 1
+    try:
+        distributed.init()
+    except distributed.DistributedError as error:
+        raise ProjectError(str(error)) from error
+    world = distributed.world_size()
+    if world > 1 and getattr(args, "threads", 0) is None:
+        local = int(os.environ.get("MPI_LOCALNRANKS", world))
+        args.threads = max(1, (os.cpu_count() or 1) // max(local, 1))
+    return distributed.rank(), world
+
+
+def split_batch(batch_size: int, world: int) -> int:
+    """The per-rank share of a global batch (ProjectError unless ``world`` divides it)."""
+    if batch_size % world:
+        raise ProjectError(f"--batch-size {batch_size} must be divisible by the number of processes ({world})")
+    return batch_size // world
+
+
+def reduce_sums(*values: float) -> list[float]:
+    """Each value summed over every rank (the values themselves in a single process)."""
+    array = np.array(values, dtype=np.float64)
+    distributed.all_reduce(array, "sum")
+    return array.tolist()
 
 
 # --------------------------------------------------------------------------------------------------

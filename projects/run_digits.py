@@ -3,6 +3,7 @@
     python projects/run_digits.py                                  # bundled digits, MLP, default backend
     python projects/run_digits.py --model cnn --backend fast
     python projects/run_digits.py --data-dir ~/data/mnist --dataset mnist --model cnn --epochs 3
+    mpiexec -n 2 python projects/run_digits.py --distributed       # data-parallel over 2 processes
 
 The bundled digits (scikit-learn's 1,797 8x8 images) need no download. For MNIST or Fashion-MNIST,
 put the four standard IDX files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz,
@@ -24,6 +25,7 @@ from common import (  # noqa: E402
     ProjectError,
     Timer,
     add_backend_arg,
+    add_distributed_arg,
     add_run_args,
     add_schedule_args,
     check_paths,
@@ -33,16 +35,20 @@ from common import (  # noqa: E402
     positive_float,
     positive_int,
     progress,
+    reduce_sums,
     resolve_backend,
     run_main,
     save_checkpoint,
     save_plot,
+    setup_distributed,
+    split_batch,
 )
 
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
-from minitensor.data_loader import DataLoader  # noqa: E402
+from minitensor.data_loader import DataLoader, DistributedSampler  # noqa: E402
 from minitensor.datasets import ChecksumError, ImageDataset, load_digits, load_mnist  # noqa: E402
+from minitensor.nn.parallel import DistributedDataParallel  # noqa: E402
 
 DEFAULT_LR = {("adam", "mlp"): 0.003, ("adam", "cnn"): 0.01, ("sgd", "mlp"): 0.05, ("sgd", "cnn"): 0.05}
 
@@ -147,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_schedule_args(parser)
     parser.add_argument("--limit", type=positive_int, default=None, help=argparse.SUPPRESS)  # tiny runs for tests
     add_run_args(parser, epochs=None, epochs_help="30 mlp, 15 cnn")
+    add_distributed_arg(parser)
     return parser
 
 
@@ -158,7 +165,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     if args.dataset is None:
         args.dataset = "digits" if args.data_dir is None else "mnist"
     lr = args.lr if args.lr is not None else DEFAULT_LR[args.optimizer, args.model]
-    log = Log(args.quiet)
+    rank, world = setup_distributed(args)
+    per_rank_batch = split_batch(args.batch_size, world)
+    log = Log(args.quiet or rank != 0)
     backend = resolve_backend(args.backend, args.threads)
     data = load_data(args)
     minitensor.manual_seed(args.seed)
@@ -180,35 +189,49 @@ def main(argv: Sequence[str] | None = None) -> dict:
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
     standardize = Standardize(data.X_train, per_pixel=args.model == "mlp")
-    loader = DataLoader(data.X_train, data.y_train, args.batch_size, shuffle=True, seed=args.seed)
+    if world > 1:  # each rank its shard of every epoch, per_rank_batch rows per step; gradients averaged by DDP
+        net: nn.Module = DistributedDataParallel(model)
+        sampler = DistributedSampler(len(data.X_train), world, rank, shuffle=True, seed=args.seed)
+        loader = DataLoader(data.X_train, data.y_train, per_rank_batch, seed=args.seed, sampler=sampler)
+    else:
+        net = model
+        loader = DataLoader(data.X_train, data.y_train, args.batch_size, shuffle=True, seed=args.seed)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{data.name}: {len(data.X_train)} train / {len(data.X_test)} test images of shape {data.image_shape}; "
         f"{args.model} ({n_params} parameters) on backend {backend!r}, {args.dtype}; "
-        f"{type(optimizer).__name__} lr={lr}, batch {args.batch_size}")
-    show = not (args.no_progress or args.quiet)
+        f"{type(optimizer).__name__} lr={lr}, batch {args.batch_size}"
+        + (f" ({per_rank_batch} on each of {world} processes)" if world > 1 else ""))
+    show = not (args.no_progress or args.quiet) and rank == 0
     last = start_epoch + args.epochs
     for epoch in range(start_epoch + 1, last + 1):
         loader.set_epoch(epoch - 1)
-        total, correct = 0.0, 0
+        if world > 1:  # every rank its own augmentation stream, keyed by epoch so a resumed run repeats it
+            augment_rng = np.random.default_rng([args.seed, 1, epoch, rank])
+        total, correct, seen = 0.0, 0, 0
         with Timer() as timer:
             bar = progress(loader, len(loader), f"epoch {epoch}", enabled=show)
             for xb, yb in bar:
                 if args.augment == "shift":
                     xb = shift_augment(xb, augment_rng)
-                logits = model(minitensor.tensor(standardize(xb), backend=backend, dtype=args.dtype))
+                logits = net(minitensor.tensor(standardize(xb), backend=backend, dtype=args.dtype))
                 loss = nn.functional.cross_entropy(logits, yb)
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 value = loss.item()
                 total += value * len(yb)
+                seen += len(yb)
                 correct += int(np.sum(np.argmax(logits.to_numpy(), axis=1) == yb))
                 if show and hasattr(bar, "set_postfix"):
                     bar.set_postfix(loss=f"{value:.3f}")
         if scheduler is not None:
             scheduler.step()
-        _, test_acc = evaluate(model, standardize(data.X_test), data.y_test, backend, args.dtype)
-        n = len(data.X_train)
+        # Each rank evaluates its slice of the test set; sums are reduced over the ranks (a no-op alone).
+        X_test, y_test = standardize(data.X_test)[rank::world], data.y_test[rank::world]  # noqa: N806
+        _, shard_acc = evaluate(model, X_test, y_test, backend, args.dtype)
+        total, correct, seen, test_correct = reduce_sums(total, correct, seen, round(shard_acc * len(y_test)))
+        test_acc = test_correct / len(data.y_test)
+        n = seen
         history["loss"].append(total / n)
         history["train_acc"].append(correct / n)
         history["test_acc"].append(test_acc)
@@ -216,19 +239,21 @@ def main(argv: Sequence[str] | None = None) -> dict:
         log(f"epoch {epoch:3d}  loss {total / n:.4f}  train acc {correct / n:.3f}  test acc {test_acc:.4f}  "
             f"{timer.seconds:.2f} s")
 
-    if args.save:
+    if args.save and rank == 0:
         save_checkpoint(args.save, model, optimizer, scheduler, {"epoch": start_epoch + args.epochs, "history": history},
                         {"augment": augment_rng})
         log(f"saved checkpoint to {args.save}")
-    if args.plot:
+    if args.plot and rank == 0:
         save_plot(args.plot, history, f"{args.model} on {data.name} ({backend})")
         log(f"saved plot to {args.plot}")
     train_seconds = float(np.sum(history["seconds"][-args.epochs:]))
-    print(
-        f"done: {args.model} on {data.name}, backend {backend}, {start_epoch + args.epochs} epochs: "
-        f"test accuracy {history['test_acc'][-1]:.4f} ({len(data.X_test)} images), "
-        f"training {train_seconds:.1f} s ({train_seconds / args.epochs:.2f} s/epoch)"
-    )
+    if rank == 0:
+        print(
+            f"done: {args.model} on {data.name}, backend {backend}, {start_epoch + args.epochs} epochs: "
+            f"test accuracy {history['test_acc'][-1]:.4f} ({len(data.X_test)} images), "
+            f"training {train_seconds:.1f} s ({train_seconds / args.epochs:.2f} s/epoch)"
+            + (f", {world} processes" if world > 1 else "")
+        )
     return {"test_accuracy": history["test_acc"][-1], "history": history, "train_seconds": train_seconds}
 
 

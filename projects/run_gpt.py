@@ -3,6 +3,7 @@
     python projects/run_gpt.py                                       # the default run (about 10 minutes, 2 cores)
     python projects/run_gpt.py --text shakespeare.txt --steps 2000 --save gpt.safetensors
     python projects/run_gpt.py --resume gpt.safetensors --steps 0 --sample 500 --prompt "def " --top-k 10
+    mpiexec -n 2 python projects/run_gpt.py --distributed         # each step's batch split over 2 processes
 
 The default corpus is ``pydoc_data.topics`` (the text of ``help('topics')``, about 465,000 characters, shipped
 with every Python): the topics' texts joined in sorted key order. ``--text FILE`` trains on any UTF-8 file. The
@@ -28,18 +29,23 @@ import numpy as np  # noqa: E402
 from common import (  # noqa: E402
     Log,
     ProjectError,
+    add_distributed_arg,
     check_paths,
     load_checkpoint,
     positive_float,
     positive_int,
     progress,
+    reduce_sums,
     resolve_backend,
     run_main,
     save_checkpoint,
+    setup_distributed,
+    split_batch,
 )
 from gpt import GPT, GPTConfig  # noqa: E402
 
 import minitensor as mt  # noqa: E402
+from minitensor.nn.parallel import DistributedDataParallel  # noqa: E402
 from minitensor.nn.utils import clip_grad_norm_  # noqa: E402
 from minitensor.optim.lr_scheduler import LambdaLR  # noqa: E402
 
@@ -230,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "waking a second thread for every kernel costs more than it gains)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--quiet", action="store_true", help="only the final summary (and the sample)")
+    add_distributed_arg(parser)
     return parser
 
 
@@ -319,8 +326,12 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         raise ProjectError(f"--seed must be non-negative, got {args.seed}")
     if args.dropout is not None and not 0.0 <= args.dropout < 1.0:
         raise ProjectError(f"--dropout must be in [0, 1), got {args.dropout}")
-    log = Log(args.quiet)
-    show = not (args.no_progress or args.quiet)
+    # Distributed: every rank draws the same global batch and trains on its slice; DDP averages the gradients,
+    # so N processes follow the single-process run to rounding. Rank 0 alone evaluates, logs, saves and samples.
+    rank, world = setup_distributed(args)
+    per_rank_batch = split_batch(args.batch_size, world)
+    log = Log(args.quiet or rank != 0)
+    show = not (args.no_progress or args.quiet) and rank == 0
     backend = resolve_backend(args.backend, args.threads)
     ckpt = read_checkpoint(args.resume) if args.resume else None
     if args.steps == 0 and ckpt is None and not args.sample:
@@ -350,10 +361,12 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         start, history = int(ckpt["step"]), {k: list(v) for k, v in ckpt["history"].items()}
         log(f"resumed from {args.resume} at step {start}")
 
+    net = DistributedDataParallel(model) if world > 1 else model
     B, T = args.batch_size, config.block_size  # noqa: N806
     n_params = model.get_num_params(non_embedding=False)
     log(f"GPT: {n_params:,} parameters ({config.n_layer} layers, {config.n_head} heads, dim {config.n_embd}, "
         f"block {T}, vocab {len(vocab)}) on backend {backend!r}, {args.dtype}; batch {B}, {args.steps} steps"
+        + (f" ({per_rank_batch} blocks on each of {world} processes)" if world > 1 else "")
         + (f"; {corpus}: {len(data.train):,} train / {len(data.val):,} validation characters" if data else ""))
     end, seconds = start + args.steps, 0.0
     bar = progress(range(start, end), total=args.steps, desc="training", enabled=show and args.steps > 0)
@@ -361,8 +374,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     for step in bar:
         assert data is not None
         x, y = get_batch(data.train, B, T, np.random.default_rng([args.seed, 0, step]))
+        x, y = x[rank * per_rank_batch : (rank + 1) * per_rank_batch], y[rank * per_rank_batch : (rank + 1) * per_rank_batch]
         tick = time.perf_counter()
-        _, loss = model(to_ids(x, backend), to_ids(y, backend))
+        _, loss = net(to_ids(x, backend), to_ids(y, backend))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[union-attr]
         if args.grad_clip > 0:
@@ -370,13 +384,15 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         optimizer.step()
         scheduler.step()
         value = loss.item()  # type: ignore[union-attr]
+        if world > 1:
+            value = reduce_sums(value)[0] / world  # the global batch's mean loss
         took = time.perf_counter() - tick
         seconds += took
         history["step"].append(step + 1)
         history["loss"].append(value)
         if hasattr(bar, "set_postfix"):
             bar.set_postfix(loss=f"{value:.3f}", tok_s=f"{B * T * (step + 1 - start) / seconds:,.0f}")  # type: ignore[attr-defined]
-        if (step + 1) % args.eval_interval == 0 or step + 1 == end:
+        if rank == 0 and ((step + 1) % args.eval_interval == 0 or step + 1 == end):
             train_est = estimate_loss(model, data.train, B, args.eval_iters, (args.seed, 1), backend)
             val_est = estimate_loss(model, data.val, B, args.eval_iters, (args.seed, 2), backend)
             history["eval_step"].append(step + 1)
@@ -387,6 +403,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
                     f"{seconds / (step + 1 - start):.3f} s/step")
 
     val_loss = bigram = None
+    if rank != 0:
+        return {"history": history, "val_loss": None, "bigram_loss": None, "sample": None, "step": end,
+                "train_seconds": seconds, "params": n_params}
     if data is not None:
         val_loss = full_loss(model, data.val, B, backend)
         bigram = bigram_loss(data.train, data.val, len(vocab))

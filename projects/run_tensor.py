@@ -2,6 +2,7 @@
 
     python projects/run_tensor.py --backend fast --dataset split --hidden 100
     python projects/run_tensor.py --backend simple --dataset xor --epochs 50 --plot xor.png
+    mpiexec -n 2 python projects/run_tensor.py --distributed      # data-parallel over 2 processes
 
 ReLU hidden layers, one logit out (sigmoid + binary cross-entropy, computed stably from the logit),
 minibatch SGD. Prints loss, accuracy and seconds for every epoch.
@@ -21,6 +22,7 @@ from common import (  # noqa: E402
     Log,
     Timer,
     add_backend_arg,
+    add_distributed_arg,
     add_run_args,
     add_schedule_args,
     check_paths,
@@ -30,16 +32,20 @@ from common import (  # noqa: E402
     positive_float,
     positive_int,
     progress,
+    reduce_sums,
     resolve_backend,
     run_main,
     save_checkpoint,
     save_plot,
+    setup_distributed,
+    split_batch,
 )
 
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
-from minitensor.data_loader import DataLoader  # noqa: E402
+from minitensor.data_loader import DataLoader, DistributedSampler  # noqa: E402
 from minitensor.datasets import TOY_DATASETS, toy  # noqa: E402
+from minitensor.nn.parallel import DistributedDataParallel  # noqa: E402
 
 
 def build_model(hidden: int, backend: str, dtype: str = "float64") -> nn.Sequential:
@@ -77,13 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=positive_int, default=50, help="points per step (default 50)")
     parser.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="parameter dtype (default float64)")
     add_run_args(parser, epochs=30)
+    add_distributed_arg(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> dict:
     args = build_parser().parse_args(argv)
     check_paths(args)
-    log = Log(args.quiet)
+    rank, world = setup_distributed(args)
+    per_rank_batch = split_batch(args.batch_size, world)
+    log = Log(args.quiet or rank != 0)
     backend = resolve_backend(args.backend, args.threads)
     minitensor.manual_seed(args.seed)
     data = toy(args.dataset, args.n_points, seed=args.seed)
@@ -102,36 +111,45 @@ def main(argv: Sequence[str] | None = None) -> dict:
         history = {k: list(meta.get("history", {}).get(k, [])) for k in history}
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
-    loader = DataLoader(data.X, data.y, args.batch_size, shuffle=True, seed=args.seed)
+    if world > 1:  # each rank its shard of every epoch, per_rank_batch points per step; gradients averaged by DDP
+        net: nn.Module = DistributedDataParallel(model)
+        sampler = DistributedSampler(len(data.X), world, rank, shuffle=True, seed=args.seed)
+        loader = DataLoader(data.X, data.y, per_rank_batch, seed=args.seed, sampler=sampler)
+    else:
+        net = model
+        loader = DataLoader(data.X, data.y, args.batch_size, shuffle=True, seed=args.seed)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"dataset {args.dataset}: {len(data)} points ({data.description}); MLP 2-{args.hidden}-{args.hidden}-1 "
-        f"({n_params} parameters) on backend {backend!r}; {type(optimizer).__name__} lr={args.lr}, batch {args.batch_size}")
-    show = not (args.no_progress or args.quiet)
+        f"({n_params} parameters) on backend {backend!r}; {type(optimizer).__name__} lr={args.lr}, batch {args.batch_size}"
+        + (f" ({per_rank_batch} on each of {world} processes)" if world > 1 else ""))
+    show = not (args.no_progress or args.quiet) and rank == 0
     last = start_epoch + args.epochs
     for epoch in range(start_epoch + 1, last + 1):
         loader.set_epoch(epoch - 1)
-        total = 0.0
+        total, seen = 0.0, 0
         with Timer() as timer:
             for xb, yb in progress(loader, len(loader), f"epoch {epoch}", enabled=show):
                 x = minitensor.tensor(xb, backend=backend, dtype=args.dtype)
-                logits = model(x).view(len(yb))
+                logits = net(x).view(len(yb))
                 loss = nn.functional.binary_cross_entropy_with_logits(logits, yb.astype(np.float64))
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 total += loss.item() * len(yb)
+                seen += len(yb)
+        total, seen = reduce_sums(total, seen)  # over every rank's shard (a no-op alone)
         acc = float(np.mean((predict_logits(model, data.X, backend, args.dtype) > 0) == (data.y == 1)))
         if scheduler is not None:
             scheduler.step()
-        history["loss"].append(total / len(data))
+        history["loss"].append(total / seen)
         history["acc"].append(acc)
         history["seconds"].append(timer.seconds)
-        log(f"epoch {epoch:3d}  loss {total / len(data):.4f}  accuracy {acc:.3f}  {timer.seconds:.3f} s/epoch")
+        log(f"epoch {epoch:3d}  loss {total / seen:.4f}  accuracy {acc:.3f}  {timer.seconds:.3f} s/epoch")
 
-    if args.save:
+    if args.save and rank == 0:
         save_checkpoint(args.save, model, optimizer, scheduler, {"epoch": start_epoch + args.epochs, "history": history})
         log(f"saved checkpoint to {args.save}")
-    if args.plot:
+    if args.plot and rank == 0:
         def proba(points: np.ndarray) -> np.ndarray:
             return 1.0 / (1.0 + np.exp(-predict_logits(model, points, backend, args.dtype)))
 
@@ -140,11 +158,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
     seconds = history["seconds"][-args.epochs:]
     # After warm-up: the first epoch pays for JIT compilation on the fast and cuda backends.
     steady = float(np.median(seconds[1:])) if len(seconds) > 1 else float(seconds[0])
-    print(
-        f"done: tensor MLP 2-{args.hidden}-{args.hidden}-1 on {args.dataset} ({len(data)} points), backend {backend}, "
-        f"{start_epoch + args.epochs} epochs: accuracy {history['acc'][-1]:.3f}, final loss {history['loss'][-1]:.4f}, "
-        f"first epoch {seconds[0]:.3f} s, then median {steady:.3f} s/epoch"
-    )
+    if rank == 0:
+        print(
+            f"done: tensor MLP 2-{args.hidden}-{args.hidden}-1 on {args.dataset} ({len(data)} points), backend {backend}, "
+            f"{start_epoch + args.epochs} epochs: accuracy {history['acc'][-1]:.3f}, final loss {history['loss'][-1]:.4f}, "
+            f"first epoch {seconds[0]:.3f} s, then median {steady:.3f} s/epoch" + (f", {world} processes" if world > 1 else "")
+        )
     return {"accuracy": history["acc"][-1], "history": history, "seconds_per_epoch": steady}
 
 

@@ -355,3 +355,45 @@ def test_sampler_and_loader_errors() -> None:
     loader = DataLoader(np.arange(5)[:, None], np.arange(5), 2, sampler=DistributedSampler(5, 2, 1, shuffle=False))
     assert len(loader) == 2 and loader.num_samples == 3
     assert [yb.tolist() for _, yb in loader] == [[1, 3], [0]]
+
+
+# --------------------------------------------------------------------------------------------------
+# The projects' --distributed mode
+# --------------------------------------------------------------------------------------------------
+
+GPT_ARGS = ["--steps", "3", "--layers", "1", "--dim", "16", "--heads", "2", "--block-size", "8", "--batch-size", "4",
+            "--dtype", "float64", "--no-progress", "--quiet", "--eval-interval", "100", "--eval-iters", "1"]
+DIGITS_ARGS = ["--limit", "200", "--hidden", "8", "--no-progress", "--quiet", "--schedule-epochs", "3"]
+
+PROJECTS = f"""
+import os, sys
+sys.path.insert(0, {str(ROOT / 'projects')!r})
+import run_digits, run_gpt
+out = os.environ["OUT"]
+run_gpt.main({GPT_ARGS!r} + ["--distributed", "--text", os.path.join(out, "text.txt"), "--save", os.path.join(out, "gpt2.safetensors")])
+run_digits.main({DIGITS_ARGS!r} + ["--distributed", "--epochs", "2", "--save", os.path.join(out, "digits2.safetensors")])
+"""
+
+
+@needs_mpi
+def test_projects_distributed_match_one_process_and_resume_on_another_count(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "projects"))
+    import run_digits
+    import run_gpt
+    from safetensors.numpy import load_file
+
+    text = tmp_path / "text.txt"
+    text.write_text("".join(f"line {i}: the quick brown fox {i * i % 97} jumps\n" for i in range(60)))
+    code, output, _ = launch(PROJECTS, tmp_path, n=2, timeout=120)
+    assert code == 0, output[-4000:]
+    assert output.count("done: char GPT") == 1 and output.count("done: mlp on digits") == 1  # rank 0 alone prints
+    # GPT: 2 ranks of 2 blocks each follow the 1-process run with batch 4 (same global batches, averaged gradients)
+    run_gpt.main([*GPT_ARGS, "--text", str(text), "--save", str(tmp_path / "gpt1.safetensors")])
+    one, two = load_file(str(tmp_path / "gpt1.safetensors")), load_file(str(tmp_path / "gpt2.safetensors"))
+    model_keys = [k for k in one if k.startswith("model.")]
+    assert model_keys and sorted(model_keys) == sorted(k for k in two if k.startswith("model."))  # no "module." prefix
+    for key in model_keys:
+        np.testing.assert_allclose(two[key], one[key], rtol=1e-10, atol=1e-12)
+    # digits: a checkpoint written by 2 processes resumes in 1
+    result = run_digits.main([*DIGITS_ARGS, "--epochs", "1", "--resume", str(tmp_path / "digits2.safetensors")])
+    assert len(result["history"]["test_acc"]) == 3
