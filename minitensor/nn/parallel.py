@@ -216,9 +216,9 @@ class DistributedDataParallel(Module):
         else:
             if grad.shape != param.shape:
                 grad = grad.sum_to_shape(param.shape)
-            slot[...] = grad.to_numpy().reshape(-1)
+            slot[...] = dist._host_buffer(grad)[0].reshape(-1)  # host storage read in place, device data copied
         if self._unsynced and prev is not None:
-            slot += prev.to_numpy().reshape(-1)
+            slot += dist._host_buffer(prev)[0].reshape(-1)
         bucket.filled += 1
         while self._next_launch < len(self._buckets):
             nxt = self._buckets[self._next_launch]
