@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401, F403 - this module re-exports
 from ..module import Module, Parameter
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .activation import *
 from .attention import *
 from .container import *
