@@ -830,3 +830,19 @@ def test_matmul_of_column_and_row_slices_goes_to_blas(monkeypatch: pytest.Monkey
         fast.matmul(a, right, out)
         want = A[:, :, 4:8] @ B[:, :4, 3:9]
         np.testing.assert_allclose(fast.to_numpy(out), want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_concurrent_processes_compile_a_kernel_once(tmp_path: Path) -> None:
+    """Two processes that need the same new kernel at the same time: one compiles it, the other waits on the
+    module's lock file and loads it from Numba's disk cache (pytest-xdist workers and MPI ranks start together)."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, MINITENSOR_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    procs = [subprocess.Popen([sys.executable, "-c", WARM_SCRIPT], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    stats = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        stats.append(json.loads(out.strip().splitlines()[-1]))
+    assert sorted(s["misses"] for s in stats) == [0, 1], stats  # compiled once in all
+    assert sorted(s["hits"] for s in stats) == [0, 1], stats

@@ -35,12 +35,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numba
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 from .. import operators, tensor_data
 
@@ -135,6 +137,43 @@ def _notice_first_compile(path: Path) -> None:
         return
     _noticed = True
     print(f"{COMPILE_NOTICE} {path.parent}", file=sys.stderr, flush=True)
+
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: concurrent processes may compile the same kernel twice
+    fcntl = None  # type: ignore[assignment]
+
+_compiling = threading.local()
+
+
+def _locked_compile(compile_: Callable[[Any], Any], lock_path: Path) -> Callable[[Any], Any]:
+    """``compile_`` (a Numba dispatcher's ``compile``, called only on a cache miss) under an exclusive lock on
+    ``lock_path``: a second process wanting the same kernel waits, then finds it in Numba's disk cache instead of
+    compiling it again (pytest-xdist workers, MPI ranks). Nested compiles in this thread do not lock again."""
+
+    def compile_once(sig: Any) -> Any:
+        if fcntl is None or getattr(_compiling, "active", False):
+            return compile_(sig)
+        _compiling.active = True
+        try:
+            with open(lock_path, "a") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    return compile_(sig)
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+        finally:
+            _compiling.active = False
+
+    return compile_once
+
+
+def _serialize_compiles(module: ModuleType, lock_path: Path) -> None:
+    """Route every Numba dispatcher of ``module`` through :func:`_locked_compile`."""
+    for value in list(vars(module).values()):
+        if isinstance(value, Dispatcher):
+            value.compile = _locked_compile(value.compile, lock_path)  # type: ignore[method-assign, assignment]
 
 
 def kernel_directory() -> Path:
@@ -278,5 +317,6 @@ def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, par
         except BaseException:
             del sys.modules[name]
             raise
+        _serialize_compiles(module, path.with_suffix(".lock"))
         _modules[key] = module
         return module
