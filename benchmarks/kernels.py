@@ -42,7 +42,10 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from minitensor.backends.fast import FastBackend  # noqa: E402
 from minitensor.backends.fast import backend as fast  # noqa: E402
+
+numba_math = FastBackend(use_numpy_math=False)  # the path that does not delegate exp to NumPy
 from minitensor.tensor_data import TensorData  # noqa: E402
 
 Case = tuple[str, Callable[[], object], Callable[[], object]]  # (name, NumPy call, minitensor call)
@@ -92,7 +95,8 @@ def elementwise_cases(rng: np.random.Generator, n: int) -> list[Case]:
     trow2 = trow.unsqueeze(0)
     return [
         ("map neg, contiguous", lambda: np.negative(x, out=out_flat), lambda: fast.map("neg", tx, to_flat)),
-        ("map exp, contiguous", lambda: np.exp(x, out=out_flat), lambda: fast.map("exp", tx, to_flat)),
+        ("map exp, contiguous (NumPy's loop)", lambda: np.exp(x, out=out_flat), lambda: fast.map("exp", tx, to_flat)),
+        ("map exp, contiguous (Numba kernel)", lambda: np.exp(x, out=out_flat), lambda: numba_math.map("exp", tx, to_flat)),
         ("map neg, transposed", lambda: np.negative(sq_yt, out=out_sq), lambda: fast.map("neg", tsq_yt, to_sq)),
         ("zip add, contiguous", lambda: np.add(x, y, out=out_flat), lambda: fast.zip("add", tx, ty, to_flat)),
         ("zip mul, contiguous", lambda: np.multiply(x, y, out=out_flat), lambda: fast.zip("mul", tx, ty, to_flat)),

@@ -71,9 +71,8 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape  # noqa: N806 - the usual names
         q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
         heads = (B, T, self.n_head, C // self.n_head)
-        # (B, nh, T, hs); contiguous so the attention matmuls take the fast backend's BLAS path (it needs dense
-        # matrices: a head's rows are 3C apart in the projection), 20% of a default step.
-        q, k, v = (t.view(*heads).transpose(1, 2).contiguous() for t in (q, k, v))
+        # (B, nh, T, hs) views of the projection: a head's rows are 3C apart, which BLAS takes as its leading dim.
+        q, k, v = (t.view(*heads).transpose(1, 2) for t in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.resid_dropout(self.c_proj(y))

@@ -846,3 +846,19 @@ def test_concurrent_processes_compile_a_kernel_once(tmp_path: Path) -> None:
         stats.append(json.loads(out.strip().splitlines()[-1]))
     assert sorted(s["misses"] for s in stats) == [0, 1], stats  # compiled once in all
     assert sorted(s["hits"] for s in stats) == [0, 1], stats
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_numpy_path_and_numba_kernel_agree_with_simple(dtype: type) -> None:
+    """``exp`` on float tensors goes to NumPy's loop; the Numba kernel (use_numpy_math=False) stays tested too,
+    on contiguous and strided layouts, with overflow, underflow and special values."""
+    kernel_only = FastBackend(use_numpy_math=False)
+    x = np.array([0.0, -0.0, 1.0, -1.0, 88.5, 709.5, 710.0, -745.2, -760.0, np.inf, -np.inf, np.nan] * 3, dtype=dtype)
+    x = np.concatenate([x, np.random.default_rng(3).normal(0, 20, 60).astype(dtype)]).reshape(8, 12)
+    for layout in (lambda t: t, lambda t: t.permute(1, 0)):
+        want = simple.empty(layout(simple.from_numpy(x)).shape, np.dtype(dtype))
+        simple.map("exp", layout(simple.from_numpy(x)), want)
+        for backend in (fast, kernel_only):
+            out = backend.empty(want.shape, np.dtype(dtype))
+            backend.map("exp", layout(backend.from_numpy(x)), out)
+            np.testing.assert_allclose(backend.to_numpy(out), simple.to_numpy(want), rtol=4 * np.finfo(dtype).eps, atol=0)
