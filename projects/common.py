@@ -34,14 +34,22 @@ class ProjectError(Exception):
 # --------------------------------------------------------------------------------------------------
 
 
-def positive_int(text: str) -> int:
+def _int_at_least(text: str, least: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(f"expected a {what} integer, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _int_at_least(text, 1, "positive")
+
+
+def non_negative_int(text: str) -> int:
+    return _int_at_least(text, 0, "non-negative")
 
 
 def positive_float(text: str) -> float:
@@ -445,3 +453,17 @@ def load_checkpoint(path: str | Path, model: Any, optimizer: Any = None, schedul
             raise ProjectError(f"{path} holds no state for the {name!r} random generator")
         g.bit_generator.state = saved["rng"][name]
     return saved["meta"]
+
+
+def training_loader(model: Any, X: np.ndarray, y: np.ndarray, batch_size: int, per_rank_batch: int, world: int,
+                    rank: int, seed: int) -> tuple[Any, Any]:
+    """(module to call, DataLoader) for training: in an MPI job of ``world`` > 1 ranks, the model wrapped in
+    DistributedDataParallel and this rank's shard of every epoch, ``per_rank_batch`` rows a step; else the model
+    and a shuffled loader of ``batch_size``."""
+    from minitensor.data_loader import DataLoader, DistributedSampler
+    from minitensor.nn.parallel import DistributedDataParallel
+
+    if world > 1:
+        sampler = DistributedSampler(len(X), world, rank, shuffle=True, seed=seed)
+        return DistributedDataParallel(model), DataLoader(X, y, per_rank_batch, seed=seed, sampler=sampler)
+    return model, DataLoader(X, y, batch_size, shuffle=True, seed=seed)

@@ -42,13 +42,12 @@ from common import (  # noqa: E402
     save_plot,
     setup_distributed,
     split_batch,
+    training_loader,
 )
 
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
-from minitensor.data_loader import DataLoader, DistributedSampler  # noqa: E402
 from minitensor.datasets import ChecksumError, ImageDataset, load_digits, load_mnist  # noqa: E402
-from minitensor.nn.parallel import DistributedDataParallel  # noqa: E402
 
 DEFAULT_LR = {("adam", "mlp"): 0.003, ("adam", "cnn"): 0.01, ("sgd", "mlp"): 0.05, ("sgd", "cnn"): 0.05}
 
@@ -189,13 +188,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
     standardize = Standardize(data.X_train, per_pixel=args.model == "mlp")
-    if world > 1:  # each rank its shard of every epoch, per_rank_batch rows per step; gradients averaged by DDP
-        net: nn.Module = DistributedDataParallel(model)
-        sampler = DistributedSampler(len(data.X_train), world, rank, shuffle=True, seed=args.seed)
-        loader = DataLoader(data.X_train, data.y_train, per_rank_batch, seed=args.seed, sampler=sampler)
-    else:
-        net = model
-        loader = DataLoader(data.X_train, data.y_train, args.batch_size, shuffle=True, seed=args.seed)
+    net, loader = training_loader(model, data.X_train, data.y_train, args.batch_size, per_rank_batch, world, rank, args.seed)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"{data.name}: {len(data.X_train)} train / {len(data.X_test)} test images of shape {data.image_shape}; "
         f"{args.model} ({n_params} parameters) on backend {backend!r}, {args.dtype}; "

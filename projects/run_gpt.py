@@ -32,6 +32,7 @@ from common import (  # noqa: E402
     add_distributed_arg,
     check_paths,
     load_checkpoint,
+    non_negative_int,
     positive_float,
     positive_int,
     progress,
@@ -187,16 +188,6 @@ class WarmupCosine:
 # --------------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------------
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,13 +39,12 @@ from common import (  # noqa: E402
     save_plot,
     setup_distributed,
     split_batch,
+    training_loader,
 )
 
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
-from minitensor.data_loader import DataLoader, DistributedSampler  # noqa: E402
 from minitensor.datasets import TOY_DATASETS, toy  # noqa: E402
-from minitensor.nn.parallel import DistributedDataParallel  # noqa: E402
 
 
 def build_model(hidden: int, backend: str, dtype: str = "float64") -> nn.Sequential:
@@ -111,13 +110,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         history = {k: list(meta.get("history", {}).get(k, [])) for k in history}
         log(f"resumed from {args.resume} at epoch {start_epoch}")
 
-    if world > 1:  # each rank its shard of every epoch, per_rank_batch points per step; gradients averaged by DDP
-        net: nn.Module = DistributedDataParallel(model)
-        sampler = DistributedSampler(len(data.X), world, rank, shuffle=True, seed=args.seed)
-        loader = DataLoader(data.X, data.y, per_rank_batch, seed=args.seed, sampler=sampler)
-    else:
-        net = model
-        loader = DataLoader(data.X, data.y, args.batch_size, shuffle=True, seed=args.seed)
+    net, loader = training_loader(model, data.X, data.y, args.batch_size, per_rank_batch, world, rank, args.seed)
     n_params = sum(p.numel() for p in model.parameters())
     log(f"dataset {args.dataset}: {len(data)} points ({data.description}); MLP 2-{args.hidden}-{args.hidden}-1 "
         f"({n_params} parameters) on backend {backend!r}; {type(optimizer).__name__} lr={args.lr}, batch {args.batch_size}"
