@@ -34,6 +34,7 @@ from .tensor_data import TensorData
 from .tensor_index import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
+from .tensor_order import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
 

@@ -21,6 +21,7 @@ from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
 from .tensor_operators import OperatorMethods
+from .tensor_order import OrderMethods
 from .tensor_reduce import ReduceMethods
 from .tensor_shape import ShapeMethods
 
@@ -29,12 +30,13 @@ _constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
 
 
 class Tensor(
-    OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMethods, ShapeMethods, JoinMethods, LinalgMethods
+    OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMethods, OrderMethods, ShapeMethods,
+    JoinMethods, LinalgMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: element-wise math (tensor_math.py), ops between tensors
-    (tensor_arith.py), reductions (tensor_reduce.py),
+    (tensor_arith.py), reductions (tensor_reduce.py), scans and sorting (tensor_order.py),
     indexing (tensor_index.py), views (tensor_shape.py), joining and copying (tensor_join.py), linear
     algebra (linalg.py); this file
     holds the core.

@@ -1,4 +1,5 @@
-"""Reductions, scans and sorting of Tensor (the ``ReduceMethods`` mixin) and the matching ``mt.`` functions.
+"""Reductions of Tensor (the ``ReduceMethods`` mixin) and the matching ``mt.`` functions; scans and sorting are in
+:mod:`minitensor.tensor_order`.
 
 Names, signatures, defaults and result dtypes follow PyTorch. ``dim`` is an int, a tuple of ints, or None
 (every dim; ``()`` also means every dim, as in PyTorch); ``keepdim`` keeps reduced dims as size 1.
@@ -17,8 +18,8 @@ import numpy as np
 
 from . import dtypes
 from . import tensor_functions as F
-from .autodiff import Context, is_grad_enabled, no_grad
-from .errors import DTypeError, EmptyReductionError, IndexOutOfRangeError, ShapeError
+from .autodiff import Context, no_grad
+from .errors import DTypeError, EmptyReductionError, ShapeError
 from .tensor_data import normalize_dim
 
 if TYPE_CHECKING:
@@ -118,39 +119,6 @@ def positions(x: Tensor, dim: int, reverse: bool = False) -> Tensor:
     return x._lift(steps.reshape(shape), dtypes.int64)
 
 
-def gather_raw(x: Tensor, dim: int, index: Tensor) -> Tensor:
-    """x gathered along ``dim`` at ``index`` (the gather kernel, no history)."""
-    out = x.backend.empty(index.shape, x.dtype)
-    x.backend.gather(x._data, dim, index._data, out)
-    return x._view_of(out)
-
-
-def flip(x: Tensor, dim: int) -> Tensor:
-    """x reversed along ``dim`` (a gather, no history)."""
-    index = positions(x, dim, reverse=True)
-    return gather_raw(x, dim, index._view_of(index._data.expand(x.shape)))
-
-
-def scan(x: Tensor, op: str, dim: int) -> Tensor:
-    """Inclusive prefix fold of ``op`` along ``dim`` (the scan kernel, no history)."""
-    out = x.backend.empty(x.shape, x.dtype)
-    x.backend.scan(op, x._data, dim, out)
-    return x._view_of(out)
-
-
-def reverse_cumsum(x: Tensor, dim: int) -> Tensor:
-    """out[j] = sum of x[j..n-1] along ``dim``."""
-    return flip(scan(flip(x, dim), "sum", dim), dim)
-
-
-def sort_indices(x: Tensor, dim: int, descending: bool) -> Tensor:
-    """Indices of the stable sort of ``x`` along ``dim`` (NaN above every number) from the sort kernel."""
-    values = x.backend.empty(x.shape, x.dtype)
-    indices = x.backend.empty(x.shape, dtypes.int64)
-    x.backend.sort(x._data, dim, descending, values, indices)
-    return x._view_of(indices)
-
-
 def select(x: Tensor, dim: int, index: Tensor, keepdim: bool) -> ValuesIndices:
     """(x at ``index`` along ``dim``, index); the values come from Gather so gradients reach the chosen elements."""
     values = F.Gather.apply(x, dim, index)
@@ -193,47 +161,6 @@ class Prod(F.TensorFunction):
         nonzero_prod = Prod.apply(F.Where.apply(zero, one, a), dim)
         at_zero = F.Where.apply(zeros == 1, nonzero_prod, a._lift(0.0))
         return d * F.Where.apply(zero, at_zero, out / F.Where.apply(zero, one, a))
-
-
-class Cumsum(F.TensorFunction):
-    """Inclusive prefix sum along ``dim``; the gradient is the reversed prefix sum of the incoming one."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
-        ctx.save_for_backward(dim)
-        return scan(a, "sum", dim)
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
-        dim = ctx.saved_values[0]
-        if is_grad_enabled():  # create_graph: the reversed prefix sum from differentiable ops
-            return Cumsum.apply(d.flip(dim), dim).flip(dim), None
-        return reverse_cumsum(d, dim), None
-
-
-class Cumprod(F.TensorFunction):
-    """Inclusive prefix product y along ``dim``; d/da_i = revcumsum(d y)_i / a_i where a_i != 0; at the first zero z
-    it is revcumsum(d y')_z with y' the cumprod with a_z set to 1; after it, 0. O(n): three scans. The backward
-    uses raw scans, so it is not differentiable again (create_graph raises HigherOrderGradError)."""
-
-    higher_order = False
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, dim: int) -> Tensor:
-        out = scan(a, "prod", dim)
-        ctx.save_for_backward(a, out, dim)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
-        a, out, dim = ctx.saved_values
-        zero = a == 0.0
-        first_zero = zero._zip("logical_and", scan(zero.cast(dtypes.int64), "sum", dim) == 1)
-        one, nothing = a._lift(1.0), a._lift(0.0)
-        before = reverse_cumsum(d * out, dim) / F.Where.apply(zero, one, a)  # 0 after the first zero
-        skipped = scan(F.Where.apply(first_zero, one, a), "prod", dim)
-        at_first_zero = F.Where.apply(first_zero, reverse_cumsum(d * skipped, dim), nothing)
-        return before + at_first_zero, None
 
 
 class PNorm(F.TensorFunction):
@@ -427,72 +354,8 @@ def count_nonzero(self: Tensor, dim: Dim = None) -> Tensor:
     return (self != 0).sum(dim)
 
 
-# --- scans ---
-
-
-def cumsum(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Inclusive prefix sum along ``dim``; integers and bools give int64."""
-    return scan_with(int64_if_integral(self, dtype), Cumsum, dim)
-
-
-def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """Inclusive prefix product along ``dim``; integers and bools give int64; exact gradients with zeros."""
-    return scan_with(int64_if_integral(self, dtype), Cumprod, dim)
-
-
-def scan_with(x: Tensor, fn: type[F.TensorFunction], dim: int) -> Tensor:
-    """Apply the scan Function ``fn`` along ``dim``."""
-    d = normalize_dim(dim, builtins.max(x.dims, 1))
-    return fn.apply(at_least_1d(x), d).view(*x.shape)
-
-
-# --- sorting and selection ---
-
-
-def sort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> ValuesIndices:
-    """(values, indices) sorted along ``dim``; always stable (equal values keep their order), NaN above every number."""
-    x = at_least_1d(self)
-    d = normalize_dim(dim, x.dims)
-    return like(self, select(x, d, sort_indices(x, d, descending), True))
-
-
-def argsort(self: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
-    """The int64 indices of :func:`sort`."""
-    return self.sort(dim, descending, stable=stable).indices
-
-
-def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
-    """(values, indices) of the k largest (smallest if not ``largest``) along ``dim``, in sorted order (NaN is largest)."""
-    x = at_least_1d(self)
-    d = normalize_dim(dim, x.dims)
-    if not 0 <= k <= x.shape[d]:
-        raise IndexOutOfRangeError(f"topk(): k={k} is out of range for dim {dim} of size {x.shape[d]} (shape {self.shape})")
-    first_k = (slice(None),) * d + (slice(0, k if self.dims else 1),)  # a 0-d tensor is its own topk, as in PyTorch
-    return like(self, select(x, d, sort_indices(x, d, largest)[first_k].contiguous(), True))
-
-
-def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
-    """Lower median (element (n-1)//2 of the sorted slice; NaN if the slice holds one, with the first NaN's index).
-    ``median()`` is a 0-d value (nan when empty); ``median(dim, keepdim)`` is (values, indices)."""
-    if dim is None:
-        if self.numel() == 0:
-            return self._lift(math.nan, dtypes.float_result(self.dtype)).view(())
-        return median_along(flat(self), 0, False).values
-    x = at_least_1d(self)
-    d = normalize_dim(dim, x.dims)
-    check_nonempty(x, [d], "median")
-    return like(self, median_along(x, d, keepdim or self.dims == 0))
-
-
-def median_along(x: Tensor, dim: int, keepdim: bool) -> ValuesIndices:
-    n = x.shape[dim]
-    nans = x._zip("ne", x, dtype=dtypes.int64)._reduce("sum", dim)
-    rank = F.Where.apply(nans > 0, n - nans, x._lift((n - 1) // 2, dtypes.int64))
-    return select(x, dim, gather_raw(sort_indices(x, dim, False), dim, rank), keepdim)
-
-
 class ReduceMethods:
-    """Reduction, scan and sorting methods of Tensor."""
+    """Reduction methods of Tensor."""
 
     sum = sum
     prod = prod
@@ -510,15 +373,9 @@ class ReduceMethods:
     all = all
     any = any
     count_nonzero = count_nonzero
-    cumsum = cumsum
-    cumprod = cumprod
-    sort = sort
-    argsort = argsort
-    topk = topk
-    median = median
 
 
 __all__ = [
     "sum", "prod", "mean", "var", "std", "norm", "logsumexp", "amax", "amin", "max", "min", "argmax", "argmin",
-    "all", "any", "count_nonzero", "cumsum", "cumprod", "sort", "argsort", "topk", "median",
+    "all", "any", "count_nonzero",
 ]
