@@ -292,16 +292,7 @@ def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
 
 
 def _torch_gpt_in_subprocess(device: str, repeats: int, threads: int | None) -> float | None:
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import training; "
-            f"print(json.dumps(training.torch_gpt_time({device!r}, {repeats}, {threads!r})))")
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if USER_OMP_WAIT_POLICY is not None:
-        env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
-    result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        print(f"torch GPT ({device}) measurement failed: {result.stderr.strip().splitlines()[-1:]}")
-        return None
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    return in_fresh_process(f"torch_gpt_time({device!r}, {repeats}, {threads!r})", f"torch GPT ({device})")
 
 
 def print_gpt_rows(rows: list[dict], threads: int) -> None:
@@ -336,19 +327,22 @@ def torch_times(device: str, repeats: int) -> tuple[float, float] | None:
 def torch_times_in_subprocess(device: str, repeats: int) -> tuple[float, float] | None:
     """torch_times in a fresh process: each library runs with its own threading defaults, and neither's
     idle worker threads compete with the other's (as they would in one process, which no user runs)."""
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import training; "
-        f"print(json.dumps(training.torch_times({device!r}, {repeats})))"
-    )
+    times = in_fresh_process(f"torch_times({device!r}, {repeats})", f"torch ({device})")
+    return None if times is None else (times[0], times[1])
+
+
+def in_fresh_process(call: str, what: str) -> Any:
+    """The JSON result of ``training.<call>`` run in a fresh Python process (the user's OMP_WAIT_POLICY restored),
+    or None, with a line saying why, when it fails."""
+    code = f"import json, sys; sys.path.insert(0, sys.argv[1]); import training; print(json.dumps(training.{call}))"
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     if USER_OMP_WAIT_POLICY is not None:
         env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
     result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, env=env)
     if result.returncode != 0:
-        print(f"torch ({device}) measurement failed: {result.stderr.strip().splitlines()[-1:]}")
+        print(f"{what} measurement failed: {result.stderr.strip().splitlines()[-1:]}")
         return None
-    times = json.loads(result.stdout.strip().splitlines()[-1])
-    return None if times is None else (times[0], times[1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> list[dict]:

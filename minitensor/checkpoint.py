@@ -39,11 +39,6 @@ class LoadResult(NamedTuple):
     unexpected_keys: list[str]
 
 
-def _slots(module: Module) -> dict[str, Tensor | None]:
-    """Dotted name -> the parameter or persistent buffer it names, in state-dict order."""
-    return module.state_dict(keep_vars=True)
-
-
 def _to_numpy(value: Any) -> np.ndarray:
     return value.to_numpy() if isinstance(value, Tensor) else np.asarray(value)
 
@@ -55,7 +50,7 @@ def load_state_dict(module: Module, state: Mapping[str, Any], strict: bool = Tru
     ``strict`` (the default) missing and unexpected names raise too. The error lists every problem.
     Nothing is changed when an error is raised.
     """
-    slots = _slots(module)
+    slots = module.state_dict(keep_vars=True)  # dotted name -> the parameter or persistent buffer itself
     missing = [name for name in slots if name not in state]
     unexpected = [name for name in state if name not in slots]
     mismatched = []

@@ -20,7 +20,6 @@ import minitensor  # noqa: E402
 from minitensor import distributed  # noqa: E402
 from minitensor.datasets import ChecksumError, IDXError  # noqa: E402
 from minitensor.errors import BackendError, BackendUnavailableError  # noqa: E402
-from minitensor.train import progress_bar  # noqa: E402
 
 BACKENDS = ("simple", "fast", "cuda")
 
@@ -218,8 +217,6 @@ def reduce_sums(*values: float) -> list[float]:
 # --------------------------------------------------------------------------------------------------
 
 
-progress = progress_bar
-"""A tqdm bar on stderr (sparse when not on a terminal), or the iterable itself when not enabled."""
 
 
 class Log:

@@ -34,7 +34,6 @@ from common import (  # noqa: E402
     make_scheduler,
     positive_float,
     positive_int,
-    progress,
     reduce_sums,
     resolve_backend,
     run_main,
@@ -48,6 +47,7 @@ from common import (  # noqa: E402
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
 from minitensor.datasets import ChecksumError, ImageDataset, load_digits, load_mnist  # noqa: E402
+from minitensor.train import progress_bar  # noqa: E402
 
 DEFAULT_LR = {("adam", "mlp"): 0.003, ("adam", "cnn"): 0.01, ("sgd", "mlp"): 0.05, ("sgd", "cnn"): 0.05}
 
@@ -202,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
             augment_rng = np.random.default_rng([args.seed, 1, epoch, rank])
         total, correct, seen = 0.0, 0, 0
         with Timer() as timer:
-            bar = progress(loader, len(loader), f"epoch {epoch}", enabled=show)
+            bar = progress_bar(loader, len(loader), f"epoch {epoch}", enabled=show)
             for xb, yb in bar:
                 if args.augment == "shift":
                     xb = shift_augment(xb, augment_rng)
@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
                 total += value * len(yb)
                 seen += len(yb)
                 correct += int(np.sum(np.argmax(logits.to_numpy(), axis=1) == yb))
-                if show and hasattr(bar, "set_postfix"):
+                if show:
                     bar.set_postfix(loss=f"{value:.3f}")
         if scheduler is not None:
             scheduler.step()

@@ -35,7 +35,6 @@ from common import (  # noqa: E402
     non_negative_int,
     positive_float,
     positive_int,
-    progress,
     reduce_sums,
     resolve_backend,
     run_main,
@@ -49,6 +48,7 @@ import minitensor as mt  # noqa: E402
 from minitensor.nn.parallel import DistributedDataParallel  # noqa: E402
 from minitensor.nn.utils import clip_grad_norm_  # noqa: E402
 from minitensor.optim.lr_scheduler import LambdaLR  # noqa: E402
+from minitensor.train import progress_bar  # noqa: E402
 
 # The default run: sized to finish in about 10 minutes on the project's 2-core machine (see README).
 DEFAULTS = {"layers": 2, "heads": 4, "dim": 64, "block_size": 64, "dropout": 0.0}
@@ -360,8 +360,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         + (f" ({per_rank_batch} blocks on each of {world} processes)" if world > 1 else "")
         + (f"; {corpus}: {len(data.train):,} train / {len(data.val):,} validation characters" if data else ""))
     end, seconds = start + args.steps, 0.0
-    bar = progress(range(start, end), total=args.steps, desc="training", enabled=show and args.steps > 0)
-    say = bar.write if hasattr(bar, "write") else log  # type: ignore[attr-defined]
+    bar = progress_bar(range(start, end), total=args.steps, desc="training", enabled=show and args.steps > 0)
+    say = bar.write if show else log  # above the bar while it is shown; through the quiet-aware log otherwise
     for step in bar:
         assert data is not None
         x, y = get_batch(data.train, B, T, np.random.default_rng([args.seed, 0, step]))
@@ -381,8 +381,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         seconds += took
         history["step"].append(step + 1)
         history["loss"].append(value)
-        if hasattr(bar, "set_postfix"):
-            bar.set_postfix(loss=f"{value:.3f}", tok_s=f"{B * T * (step + 1 - start) / seconds:,.0f}")  # type: ignore[attr-defined]
+        if show:
+            bar.set_postfix(loss=f"{value:.3f}", tok_s=f"{B * T * (step + 1 - start) / seconds:,.0f}")
         if rank == 0 and ((step + 1) % args.eval_interval == 0 or step + 1 == end):
             train_est = estimate_loss(model, data.train, B, args.eval_iters, (args.seed, 1), backend)
             val_est = estimate_loss(model, data.val, B, args.eval_iters, (args.seed, 2), backend)

@@ -29,7 +29,6 @@ from common import (  # noqa: E402
     load_arrays,
     positive_float,
     positive_int,
-    progress,
     run_main,
     save_arrays,
     save_plot,
@@ -40,6 +39,7 @@ import minitensor  # noqa: E402
 from minitensor import Module, Scalar  # noqa: E402
 from minitensor.data_loader import DataLoader  # noqa: E402
 from minitensor.datasets import TOY_DATASETS, toy  # noqa: E402
+from minitensor.train import progress_bar  # noqa: E402
 
 
 class ScalarLinear(Module):
@@ -156,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         loader.set_epoch(epoch - 1)
         total = 0.0
         with Timer() as timer:
-            for xb, yb in progress(loader, len(loader), f"epoch {epoch}", enabled=not (args.no_progress or args.quiet)):
+            for xb, yb in progress_bar(loader, len(loader), f"epoch {epoch}", enabled=not (args.no_progress or args.quiet)):
                 optimizer.zero_grad()
                 loss: Scalar | float = 0.0
                 for (a, b), label in zip(xb, yb):

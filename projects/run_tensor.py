@@ -31,7 +31,6 @@ from common import (  # noqa: E402
     make_scheduler,
     positive_float,
     positive_int,
-    progress,
     reduce_sums,
     resolve_backend,
     run_main,
@@ -45,6 +44,7 @@ from common import (  # noqa: E402
 import minitensor  # noqa: E402
 from minitensor import nn, optim  # noqa: E402
 from minitensor.datasets import TOY_DATASETS, toy  # noqa: E402
+from minitensor.train import progress_bar  # noqa: E402
 
 
 def build_model(hidden: int, backend: str, dtype: str = "float64") -> nn.Sequential:
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         loader.set_epoch(epoch - 1)
         total, seen = 0.0, 0
         with Timer() as timer:
-            for xb, yb in progress(loader, len(loader), f"epoch {epoch}", enabled=show):
+            for xb, yb in progress_bar(loader, len(loader), f"epoch {epoch}", enabled=show):
                 x = minitensor.tensor(xb, backend=backend, dtype=args.dtype)
                 logits = net(x).view(len(yb))
                 loss = nn.functional.binary_cross_entropy_with_logits(logits, yb.astype(np.float64))

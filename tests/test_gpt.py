@@ -180,6 +180,7 @@ def test_cli_trains_plots_and_reports_both_losses(text_file: Path, tmp_path: Pat
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     out = capsys.readouterr().out
     assert "validation loss" in out and "nats/char (bigram baseline" in out and "tokens/s" in out
+    assert "  train " not in out  # --quiet: the periodic "step N  train ..  val .." lines stay silent
     assert len(result["sample"]) == 11 and result["sample"][0] == "\n"
 
 

@@ -140,7 +140,9 @@ class MultiheadAttention(Module):
         H, D = self.num_heads, self.head_dim
         q, k, v = (t.reshape(t.shape[0], N * H, D).transpose(0, 1) for t in (q, k, v))  # (N*H, L|S, D)
         scores = (q @ k.transpose(1, 2)) * (1.0 / math.sqrt(D))  # (N*H, L, S)
-        scores = scores + self._mask(attn_mask, key_padding_mask, is_causal, N, L, S, scores)
+        mask = self._mask(attn_mask, key_padding_mask, is_causal, N, L, S, scores)
+        if mask is not None:
+            scores = scores + mask
         weights = softmax(scores, -1)
         if self.training and self.dropout > 0.0:
             weights = dropout(weights, self.dropout, training=True)
@@ -157,22 +159,23 @@ class MultiheadAttention(Module):
         return out, (shown.squeeze(0) if unbatched else shown)
 
     def _mask(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, is_causal: bool,
-              N: int, L: int, S: int, scores: Tensor) -> Tensor:
-        """Every mask as one additive tensor broadcasting against (N*H, L, S) scores."""
+              N: int, L: int, S: int, scores: Tensor) -> Tensor | None:
+        """Every mask as one additive tensor broadcasting against (N*H, L, S) scores; None when there is none."""
         H = self.num_heads
-        total = _zeros((1, 1, 1), scores)
+        mask = None
         if attn_mask is not None:
             if attn_mask.shape not in ((L, S), (N * H, L, S)):
                 raise ShapeError(f"attn_mask must have shape ({L}, {S}) or ({N * H}, {L}, {S}), got {attn_mask.shape}")
-            total = total + _additive(attn_mask, scores, masked_when=True)
+            mask = _additive(attn_mask, scores, masked_when=True)
         elif is_causal:
-            total = total + _causal(L, S, scores)
+            mask = _causal(L, S, scores)
         if key_padding_mask is not None:
             if key_padding_mask.shape != (N, S):
                 raise ShapeError(f"key_padding_mask must have shape ({N}, {S}), got {key_padding_mask.shape}")
-            padding = _additive(key_padding_mask, scores, masked_when=True)  # (N, S)
-            total = (total.expand(N * H, L, S).reshape(N, H, L, S) + padding.view(N, 1, 1, S)).reshape(N * H, L, S)
-        return total
+            padding = _additive(key_padding_mask, scores, masked_when=True)  # (N, S) -> (N*H, 1, S)
+            padding = padding.view(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
+            mask = padding if mask is None else mask + padding
+        return mask
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, batch_first={self.batch_first}"
