@@ -273,8 +273,47 @@ def randperm(n: int, *, dtype: Any = None, backend: BackendLike = None, device: 
     return tensor(_rng.permutation(int(n)), dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
 
 
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: np.random.Generator | None = None) -> Tensor:
+    """Category indices drawn with probability proportional to the non-negative weights of ``input``'s last dim.
+
+    ``input`` is 1-D (one distribution) or 2-D (one per row); the result is int64 of shape ``(num_samples,)`` or
+    ``(rows, num_samples)`` on ``input``'s backend. Without replacement a category is never drawn twice per row, so
+    each row needs at least ``num_samples`` non-zero weights. ``generator`` defaults to the shared one.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        raise TypeError(f"multinomial(): argument 'num_samples' must be int, not {type(num_samples).__name__}")
+    if input.dim() not in (1, 2):
+        raise ShapeError(f"multinomial(): prob_dist must be 1 or 2 dim, got shape {input.shape}")
+    if input.dtype.kind != "f":
+        raise DTypeError(f"multinomial(): only floating point weights are supported, got {input.dtype}")
+    categories = input.shape[-1]
+    if num_samples <= 0:
+        raise ValueError(f"multinomial(): cannot sample num_samples={num_samples} <= 0 samples")
+    if not replacement and num_samples > categories:
+        raise ValueError(f"multinomial(): cannot sample n_sample={num_samples} > prob_dist.size(-1)={categories} "
+                         "samples without replacement")
+    weights = np.atleast_2d(input.to_numpy().astype(np.float64))
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("multinomial(): probability tensor contains either inf, nan or element < 0")
+    rng = _rng if generator is None else generator
+    samples = np.empty((weights.shape[0], num_samples), dtype=np.int64)
+    for row, w in enumerate(weights):
+        total = w.sum()
+        if not total > 0:
+            raise ValueError(f"multinomial(): invalid distribution in row {row} (sum of probabilities <= 0)")
+        if not replacement and np.count_nonzero(w) < num_samples:
+            raise ValueError(f"multinomial(): row {row} has {np.count_nonzero(w)} non-zero categories, fewer than "
+                             f"num_samples={num_samples} drawn without replacement")
+        samples[row] = rng.choice(categories, size=num_samples, replace=replacement, p=w / total)
+    out = samples if input.dim() == 2 else samples[0]
+    return tensor(out, dtype=dtypes.int64, backend=input.backend)
+
+
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
     "empty_like", "arange", "linspace", "eye", "manual_seed", "generator", "rand", "randn", "rand_like", "randn_like",
-    "randint", "randperm",
+    "randint", "randperm", "multinomial",
 ]
