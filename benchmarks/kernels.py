@@ -1,12 +1,15 @@
 """Kernel benchmark: the ``fast`` backend against NumPy on the same machine, in the same run.
 
-Run ``python benchmarks/kernels.py [--repeat N] [--quick]``. Prints a Markdown table with the
+Run ``python benchmarks/kernels.py [--repeat N] [--quick] [--threads N] [--only TEXT]``. Prints a Markdown table with the
 median time of each case and ``ratio = NumPy time / minitensor time`` (higher is better), then the
 first-call (compile or cache-load) time of each kernel family in fresh subprocesses, cold (empty
 kernel cache) and warm (the cache the cold run just filled).
 
 The backend kernels are called directly on TensorData (``from_numpy``/``empty``), so this measures
-kernels, not Python tensor overhead. While minitensor's element-wise and reduction kernels are
+kernels, not Python tensor overhead. ``exp``, ``log``, ``tanh`` and ``sigmoid`` on float arrays delegate to
+NumPy's SIMD loops (split over the Numba threads when long): each has a row for that path and one for the Numba
+kernel it bypasses (``FastBackend(use_numpy_math=False)``), against the same NumPy call (for sigmoid, the expression
+``1 / (1 + np.exp(-x))``). While minitensor's element-wise and reduction kernels are
 timed, BLAS is limited to one thread with threadpoolctl (so idle OpenBLAS threads cannot steal a core
 from Numba's); its matmul, which calls BLAS itself and manages BLAS threads, runs with the same
 default BLAS threads NumPy is timed with.
@@ -45,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 from minitensor.backends.fast import FastBackend  # noqa: E402
 from minitensor.backends.fast import backend as fast  # noqa: E402
 
-numba_math = FastBackend(use_numpy_math=False)  # the path that does not delegate exp to NumPy
+numba_math = FastBackend(use_numpy_math=False)  # the path that does not delegate exp/log/tanh/sigmoid to NumPy
 from minitensor.tensor_data import TensorData  # noqa: E402
 
 Case = tuple[str, Callable[[], object], Callable[[], object]]  # (name, NumPy call, minitensor call)
@@ -93,16 +96,41 @@ def elementwise_cases(rng: np.random.Generator, n: int) -> list[Case]:
     to_flat, to_sq = fast.empty((n,), np.float64), fast.empty((side, side), np.float64)
     to_mat = fast.empty((rows, cols), np.float64)
     trow2 = trow.unsqueeze(0)
+    x32, out32 = x.astype(np.float32), np.empty(n, np.float32)
+    tx32, to32 = td(x32), fast.empty((n,), np.float32)
     return [
         ("map neg, contiguous", lambda: np.negative(x, out=out_flat), lambda: fast.map("neg", tx, to_flat)),
-        ("map exp, contiguous (NumPy's loop)", lambda: np.exp(x, out=out_flat), lambda: fast.map("exp", tx, to_flat)),
-        ("map exp, contiguous (Numba kernel)", lambda: np.exp(x, out=out_flat), lambda: numba_math.map("exp", tx, to_flat)),
+        *math_cases(x, out_flat, tx, to_flat, "float64"),
+        *math_cases(x32, out32, tx32, to32, "float32"),
         ("map neg, transposed", lambda: np.negative(sq_yt, out=out_sq), lambda: fast.map("neg", tsq_yt, to_sq)),
         ("zip add, contiguous", lambda: np.add(x, y, out=out_flat), lambda: fast.zip("add", tx, ty, to_flat)),
         ("zip mul, contiguous", lambda: np.multiply(x, y, out=out_flat), lambda: fast.zip("mul", tx, ty, to_flat)),
         ("zip add, one transposed", lambda: np.add(sq_x, sq_yt, out=out_sq), lambda: fast.zip("add", tsq_x, tsq_yt, to_sq)),
         ("zip add, one broadcast", lambda: np.add(mat, row, out=out_mat), lambda: fast.zip("add", tmat, trow2, to_mat)),
     ]
+
+
+NUMPY_REFERENCE: dict[str, Callable[[np.ndarray, np.ndarray], object]] = {
+    "exp": lambda x, out: np.exp(x, out=out),
+    "log": lambda x, out: np.log(x, out=out),
+    "tanh": lambda x, out: np.tanh(x, out=out),
+    "sigmoid": lambda x, out: np.divide(1.0, 1.0 + np.exp(-x), out=out),  # how NumPy users write it
+}
+"""What each transcendental case times on the NumPy side (log gets |x| on both sides)."""
+
+
+def math_cases(x: np.ndarray, out: np.ndarray, tx: TensorData, tout: TensorData, dtype: str) -> list[Case]:
+    """exp, log, tanh, sigmoid on contiguous ``dtype``: the NumPy-delegating path and the Numba kernel, each a row."""
+    abs_x = np.abs(x)
+    t_abs = td(abs_x)
+    cases: list[Case] = []
+    for op, reference in NUMPY_REFERENCE.items():
+        arg, targ = (abs_x, t_abs) if op == "log" else (x, tx)
+        cases.append((f"map {op} {dtype}, contiguous (NumPy's loop)", lambda r=reference, a=arg: r(a, out),
+                      lambda op=op, t=targ: fast.map(op, t, tout)))
+        cases.append((f"map {op} {dtype}, contiguous (Numba kernel)", lambda r=reference, a=arg: r(a, out),
+                      lambda op=op, t=targ: numba_math.map(op, t, tout)))
+    return cases
 
 
 def reduce_cases(rng: np.random.Generator, shape: tuple[int, ...]) -> list[Case]:
@@ -174,7 +202,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="timed calls per case (median reported)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--threads", type=int, default=None, help="Numba threads (default: all cores; NumPy runs on one)")
+    parser.add_argument("--only", default=None, help="only the cases whose name contains this text (e.g. 'map')")
     args = parser.parse_args()
+    if args.threads:
+        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
     rng = np.random.default_rng(0)
     n = 10**6 if args.quick else 10**7
     red_shape = (20, 50, 100) if args.quick else (100, 100, 1000)
@@ -184,10 +216,13 @@ def main() -> None:
     print(f"numba threads: {numba.get_num_threads()}, repeats: {args.repeat}, elements: {n:.0e}\n")
     print("| case | NumPy ms | minitensor ms | ratio |")
     print("|---|---:|---:|---:|")
+    cases = [case for case in cases if args.only is None or args.only in case[0]]
     for name, numpy_fn, fast_fn in cases:
         numpy_t, fast_t = median_times(numpy_fn, fast_fn, args.repeat, limit_blas=not name.startswith("matmul"))
         print(f"| {name} | {numpy_t * 1e3:.2f} | {fast_t * 1e3:.2f} | {numpy_t / fast_t:.2f} |", flush=True)
 
+    if args.only is not None:
+        return
     with tempfile.TemporaryDirectory(prefix="minitensor-bench-cache-") as cache_dir:
         cold = first_call_times(cache_dir)
         warm = first_call_times(cache_dir)

@@ -23,9 +23,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minitensor import operators
+from minitensor.backends import fast as fast_module
 from minitensor.backends import fast_codegen
 from minitensor.backends.base import strided_view
-from minitensor.backends.fast import FastBackend, coalesce, matrix_layout
+from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, coalesce, matrix_layout
 from minitensor.backends.fast import backend as fast
 from minitensor.backends.fast_codegen import generate_source, kernel_module, module_stem
 from minitensor.backends.simple import backend as simple
@@ -848,17 +849,41 @@ def test_concurrent_processes_compile_a_kernel_once(tmp_path: Path) -> None:
     assert sorted(s["hits"] for s in stats) == [0, 1], stats
 
 
+@pytest.mark.parametrize("op", sorted(NUMPY_MATH))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_exp_numpy_path_and_numba_kernel_agree_with_simple(dtype: type) -> None:
-    """``exp`` on float tensors goes to NumPy's loop; the Numba kernel (use_numpy_math=False) stays tested too,
-    on contiguous and strided layouts, with overflow, underflow and special values."""
+def test_numpy_math_path_and_numba_kernel_agree_with_simple(op: str, dtype: type) -> None:
+    """``exp``, ``log``, ``tanh``, ``sigmoid`` on float tensors go to NumPy's loops; the Numba kernel
+    (use_numpy_math=False) stays tested too, on contiguous and strided layouts, in place, with overflow, underflow
+    and special values (nan/inf where the reference has them, else within 4 ulps)."""
     kernel_only = FastBackend(use_numpy_math=False)
-    x = np.array([0.0, -0.0, 1.0, -1.0, 88.5, 709.5, 710.0, -745.2, -760.0, np.inf, -np.inf, np.nan] * 3, dtype=dtype)
-    x = np.concatenate([x, np.random.default_rng(3).normal(0, 20, 60).astype(dtype)]).reshape(8, 12)
+    x = np.array([0.0, -0.0, 1.0, -1.0, 88.5, -88.5, 709.5, 710.0, -745.2, -760.0, 1e-30, np.inf, -np.inf, np.nan] * 3)
+    rng = np.random.default_rng(3)
+    x = np.concatenate([x, rng.normal(0, 20, 51), rng.normal(0, 2, 51)]).astype(dtype).reshape(12, 12)
     for layout in (lambda t: t, lambda t: t.permute(1, 0)):
         want = simple.empty(layout(simple.from_numpy(x)).shape, np.dtype(dtype))
-        simple.map("exp", layout(simple.from_numpy(x)), want)
+        simple.map(op, layout(simple.from_numpy(x)), want)
+        expected = simple.to_numpy(want)
         for backend in (fast, kernel_only):
             out = backend.empty(want.shape, np.dtype(dtype))
-            backend.map("exp", layout(backend.from_numpy(x)), out)
-            np.testing.assert_allclose(backend.to_numpy(out), simple.to_numpy(want), rtol=4 * np.finfo(dtype).eps, atol=0)
+            backend.map(op, layout(backend.from_numpy(x)), out)
+            np.testing.assert_allclose(backend.to_numpy(out), expected, rtol=4 * np.finfo(dtype).eps, atol=0)
+            inplace = layout(backend.from_numpy(x))
+            backend.map(op, inplace, inplace)
+            np.testing.assert_allclose(backend.to_numpy(inplace), expected, rtol=4 * np.finfo(dtype).eps, atol=0)
+
+
+@pytest.mark.parametrize("op", sorted(NUMPY_MATH))
+def test_numpy_math_long_calls_split_over_threads_and_blocks(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long contiguous call runs in one piece per thread (and sigmoid in cache blocks): same values as one call."""
+    monkeypatch.setattr(fast_module.numba, "get_num_threads", lambda: 3)
+    x = np.random.default_rng(4).normal(0, 30, THREADED_MATH_MIN + 7)
+    x[::1000] = [np.nan, np.inf, -np.inf, 0.0] * (len(x[::1000]) // 4) + [0.5] * (len(x[::1000]) % 4)
+    out = fast.empty(x.shape, np.dtype(np.float64))
+    fast.map(op, fast.from_numpy(x), out)
+    want = np.empty_like(x)
+    with np.errstate(all="ignore"):
+        NUMPY_MATH[op](x, want)
+    np.testing.assert_array_equal(fast.to_numpy(out), want)
+    if op == "sigmoid":
+        with np.errstate(over="ignore"):
+            np.testing.assert_allclose(want, 1 / (1 + np.exp(-x)), rtol=4 * np.finfo(np.float64).eps, atol=0)

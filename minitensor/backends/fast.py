@@ -30,10 +30,69 @@ from ..operators import BINARY_OPS, INTEGER_KINDS, REDUCE_OPS, UNARY_OPS
 from ..tensor_data import TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE, kernel_module
+from .fast_fused import FusedKernels
 
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-NUMPY_MATH = {"exp": np.exp}
-"""Maps NumPy's SIMD loops do several times faster than a per-element ``math`` call (float in, same float out)."""
+BLOCK = 1 << 16  # elements per L2-sized block of a multi-pass formula (sigmoid)
+THREADED_MATH_MIN = 1 << 18  # contiguous elements from which a NumPy math call is split over the Numba thread count
+
+
+def numpy_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
+    """out = 1 / (1 + e^-x), overflow-free: with t = e^-|x| (NumPy's exp), 1 / (1 + t) for x >= 0 and t / (1 + t)
+    below (the reference formula's two branches). Contiguous data goes in L2-sized blocks, the last pass a Numba
+    kernel, so memory is read and written once; other layouts take the same formula in NumPy passes."""
+    if x.flags.c_contiguous and out.flags.c_contiguous:
+        x, out = x.reshape(-1), out.reshape(-1)
+        finish = kernel_module("extra", "", DEFAULT_COMPUTE, parallel=False).sigmoid_finish_kernel
+        t = np.empty(min(BLOCK, x.size), x.dtype)
+        for start in range(0, x.size, BLOCK):
+            xb = x[start : start + BLOCK]
+            tb = t[: xb.size]
+            np.abs(xb, out=tb)
+            np.negative(tb, out=tb)
+            np.exp(tb, out=tb)
+            finish(xb, tb, out[start : start + BLOCK])
+        return
+    t = np.exp(-np.abs(x))
+    np.divide(np.where(x >= 0, 1, t), t + 1, out=out)
+
+
+NUMPY_MATH: dict[str, Callable[..., Any]] = {
+    "exp": lambda x, out: np.exp(x, out=out),
+    "log": lambda x, out: np.log(x, out=out),
+    "tanh": lambda x, out: np.tanh(x, out=out),
+    "sigmoid": numpy_sigmoid,
+}
+"""Maps NumPy's SIMD loops do several times faster than a per-element ``math`` call (float in, same float out):
+``fn(x, out)`` on NumPy views. Same results as the kernels within a few ulps, nan/inf where they have them."""
+_math_pool: Any = None
+
+
+def _quiet(fn: Callable[..., Any], x: np.ndarray, out: np.ndarray) -> None:
+    """``fn(x, out)`` with IEEE results and no warnings in a pool thread (NumPy's error state is per thread)."""
+    with np.errstate(all="ignore"):
+        fn(x, out)
+
+
+def numpy_math(fn: Callable[..., Any], x: np.ndarray, out: np.ndarray) -> None:
+    """``fn(x, out)``; a long contiguous call is split into one piece per Numba thread, run on a small thread pool
+    (NumPy's loops release the GIL), so the NumPy route uses as many cores as the kernels would."""
+    threads = numba.get_num_threads() if x.size >= THREADED_MATH_MIN else 1
+    if threads == 1 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        fn(x, out)
+        return
+    global _math_pool
+    if _math_pool is None or _math_pool._max_workers < threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _math_pool = ThreadPoolExecutor(threads, thread_name_prefix="minitensor-math")
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    bounds = [x.size * i // threads for i in range(threads + 1)]
+    pieces = [(flat_x[lo:hi], flat_out[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+    futures = [_math_pool.submit(_quiet, fn, *piece) for piece in pieces[1:]]
+    fn(*pieces[0])
+    for future in futures:
+        future.result()
 SERIAL_BELOW = 1 << 15  # elements (multiply-adds for matmul) of work under which a kernel runs on one thread
 SPLIT_MIN_LENGTH = 1 << 16  # folds at least this long into fewer outputs than threads are split
 Dims = list[tuple[int, list[int]]]  # (size, stride of each operand) per dim
@@ -183,8 +242,9 @@ def split_factor(length: int, most: int = 64) -> int:
     return next((p for p in range(min(most, length), 1, -1) if length % p == 0), 1)
 
 
-class FastBackend(HostBackend):
-    """Parallel Numba kernels. Like dense matmuls (BLAS), float ``exp`` is delegated to NumPy's vectorised loop;
+class FastBackend(FusedKernels, HostBackend):
+    """Parallel Numba kernels. Like dense matmuls (BLAS), float ``exp``, ``log``, ``tanh`` and ``sigmoid`` are
+    delegated to NumPy's vectorised loops (``NUMPY_MATH``);
     ``use_blas=False`` / ``use_numpy_math=False`` force the Numba kernels (tests, benchmarks)."""
 
     name = "fast"
@@ -197,10 +257,10 @@ class FastBackend(HostBackend):
         check_op(op, UNARY_OPS)
         if out.size == 0:
             return
-        ufunc = NUMPY_MATH.get(op) if self.use_numpy_math else None
-        if ufunc is not None and a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape:
-            with np.errstate(all="ignore"):  # IEEE results (inf on overflow), no warnings: as the kernels
-                ufunc(strided_view(a), out=strided_view(out, writeable=True))
+        fn = NUMPY_MATH.get(op) if self.use_numpy_math else None
+        if fn is not None and a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape:
+            with np.errstate(all="ignore"):  # IEEE results (inf on overflow, nan below 0), no warnings: as the kernels
+                numpy_math(fn, strided_view(a), strided_view(out, writeable=True))
             return
         launch(out.size, "map_kernel", "map", op, compute_type(a), a.storage, out.storage, *planned_layout(out, [a]))
 

@@ -205,3 +205,12 @@ def sort_kernel(a, values, indices, shape, strides, length, sa, sv, si, n_chunks
                 values[pv + k * sv] = keys[order[k]]
                 indices[pi + k * si] = order[k]
             advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(cache=True, nogil=True)
+def sigmoid_finish_kernel(x, t, out):
+    """out = (1 if x >= 0 else t) / (1 + t) for t = e^-|x|, on contiguous 1-D blocks: the last pass of the
+    NumPy-delegated sigmoid (the exp is NumPy's), vectorised by LLVM; nan stays nan (nan >= 0 is False)."""
+    for i in range(x.size):
+        ti = t[i]
+        out[i] = (1.0 if x[i] >= 0.0 else ti) / (1.0 + ti)
