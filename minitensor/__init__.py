@@ -45,3 +45,4 @@ int = int32  # noqa: A001
 
 from . import autograd, nn, optim  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402
+from .compiler.api import compile  # noqa: E402, A004 - torch.compile's name

@@ -51,3 +51,8 @@ class HigherOrderGradError(GradientError, NotImplementedError):
 
 class DTypeError(MinitensorError, TypeError):
     """An unsupported dtype."""
+
+
+class CompileError(MinitensorError, RuntimeError):
+    """A function that ``minitensor.compile`` cannot record faithfully (it reads a tensor's value back to Python,
+    uses random numbers on the host, nests compiled calls); the message says what and where."""

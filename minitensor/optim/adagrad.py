@@ -44,14 +44,21 @@ class Adagrad(Optimizer):
     def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("step", "sum")
 
-    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        g = map_("neg", grad) if group["maximize"] else grad
+    def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
         step = step_value(state)
+        return {"weight_decay": group["weight_decay"], "eps": group["eps"],
+                "neg_clr": -(group["lr"] / (1 + (step - 1) * group["lr_decay"]))}
+
+    def _group_structure(self, group: dict[str, Any]) -> tuple:
+        return (group["maximize"], group["weight_decay"] != 0)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                scalars: dict[str, Tensor]) -> None:
+        g = map_("neg", grad) if group["maximize"] else grad
         if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, group["weight_decay"]))
-        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
         total = state["sum"]
-        addcmul_(total, g, g, 1)
+        addcmul_(total, g, g, None)
         std = map_("sqrt", total)
-        zip_("add", std, group["eps"], out=std)
-        addcdiv_(p, g, std, -clr)
+        zip_("add", std, scalars["eps"], out=std)
+        addcdiv_(p, g, std, scalars["neg_clr"])

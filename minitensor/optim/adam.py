@@ -5,7 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, addcdiv_, addcmul_, check_number, lerp_, map_, step_tensor, step_value, zeros_like, zip_
+from .optimizer import (
+    Optimizer,
+    addcdiv_,
+    addcmul_,
+    check_number,
+    lerp_,
+    lerp_scalars,
+    map_,
+    step_tensor,
+    step_value,
+    zeros_like,
+    zip_,
+)
 from .sgd import _check_flags
 
 __all__ = ["Adam", "AdamW"]
@@ -48,27 +60,37 @@ class Adam(Optimizer):
     def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("step", "exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
 
-    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        g = map_("neg", grad) if group["maximize"] else grad
+    def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
+        lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
         step = step_value(state)
-        if weight_decay != 0:
+        weight, rest = lerp_scalars(1 - beta1, p.dtype)
+        return {"decay": 1 - lr * weight_decay, "weight_decay": weight_decay, "weight": weight, "rest": rest,
+                "beta2": beta2, "one_minus_beta2": 1 - beta2, "bias_correction2_sqrt": (1 - beta2**step) ** 0.5,
+                "eps": group["eps"], "neg_step_size": -(lr / (1 - beta1**step))}
+
+    def _group_structure(self, group: dict[str, Any]) -> tuple:
+        return (group["maximize"], group["weight_decay"] != 0, group["decoupled_weight_decay"], group["amsgrad"],
+                abs(1 - group["betas"][0]) < 0.5, 1 - group["betas"][1] != 1)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                scalars: dict[str, Tensor]) -> None:
+        beta1, beta2 = group["betas"]
+        g = map_("neg", grad) if group["maximize"] else grad
+        if group["weight_decay"] != 0:
             if group["decoupled_weight_decay"]:
-                zip_("mul", p, 1 - lr * weight_decay, out=p)
+                zip_("mul", p, scalars["decay"], out=p)
             else:
-                g = zip_("add", g, zip_("mul", p, weight_decay))
+                g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        lerp_(exp_avg, g, 1 - beta1)
-        zip_("mul", exp_avg_sq, beta2, out=exp_avg_sq)
-        addcmul_(exp_avg_sq, g, g, 1 - beta2)
-        step_size = lr / (1 - beta1**step)
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5)
+        zip_("mul", exp_avg_sq, scalars["beta2"], out=exp_avg_sq)
+        addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None)
         second = exp_avg_sq
         if group["amsgrad"]:
             second = zip_("max", state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
         denom = map_("sqrt", second)
-        zip_("add", zip_("div", denom, bias_correction2_sqrt, out=denom), eps, out=denom)
-        addcdiv_(p, exp_avg, denom, -step_size)
+        zip_("add", zip_("div", denom, scalars["bias_correction2_sqrt"], out=denom), scalars["eps"], out=denom)
+        addcdiv_(p, exp_avg, denom, scalars["neg_step_size"])
 
 
 class AdamW(Adam):

@@ -9,6 +9,7 @@ attribute but the optimizer (and, for :class:`LambdaLR`, the functions), so a re
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 import warnings
@@ -17,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..compiler.capture import host_step
 from .optimizer import Optimizer
 
 __all__ = [
@@ -75,10 +77,14 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or batch) and update every group's lr. ``epoch`` (deprecated in PyTorch, with a
-        warning here too) jumps to that epoch with the closed-form lr where the schedule has one."""
+        warning here too) jumps to that epoch with the closed-form lr where the schedule has one. Inside a function
+        traced by ``minitensor.compile`` the step runs again on every replay (it is host work)."""
+        host_step(functools.partial(self._advance, epoch))
+
+    def _advance(self, epoch: int | None) -> None:
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=4)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None) -> None:
@@ -278,6 +284,9 @@ class SequentialLR(LRScheduler):
         self._last_lr = first.get_last_lr()
 
     def step(self) -> None:  # type: ignore[override]
+        host_step(self._advance_sequence)
+
+    def _advance_sequence(self) -> None:
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]

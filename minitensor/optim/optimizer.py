@@ -9,6 +9,7 @@ storage): a few kernel launches per parameter, no autograd bookkeeping, no new P
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -19,8 +20,10 @@ import numpy as np
 
 from ..autodiff import enable_grad, no_grad
 from ..backends import get_backend
+from ..compiler.capture import add_guard, host_step
 from ..errors import BackendError, DTypeError, ShapeError
 from ..tensor import Tensor
+from ..tensor_data import TensorData
 
 __all__ = ["Optimizer", "required"]
 
@@ -63,27 +66,33 @@ def zeros_like(p: Tensor, value: float = 0.0) -> Tensor:
     return Tensor(p.backend.from_numpy(np.full(p.shape, value, dtype=p.dtype)), p.backend)
 
 
-def lerp_(start: Tensor, end: Tensor, weight: float) -> None:
-    """``start += weight * (end - start)`` in place, with PyTorch's two formulas (``Tensor.lerp_``)."""
+def lerp_(start: Tensor, end: Tensor, weight: Tensor, rest: Tensor, small: bool) -> None:
+    """``start += weight * (end - start)`` in place, with PyTorch's two formulas (``Tensor.lerp_``): for a
+    ``small`` weight (|weight| < 0.5) ``start + weight * diff``, else ``end - rest * diff`` with ``rest`` = 1 - weight
+    rounded to the dtype (see :func:`lerp_scalars`)."""
     diff = zip_("sub", end, start)
-    if abs(weight) < 0.5:
+    if small:
         zip_("add", start, zip_("mul", diff, weight, out=diff), out=start)
     else:
-        rest = float(np.asarray(1, start.dtype) - np.asarray(weight, start.dtype))
         zip_("sub", end, zip_("mul", diff, rest, out=diff), out=start)
 
 
-def addcmul_(target: Tensor, a: Tensor, b: Tensor, value: float) -> None:
-    """``target += value * a * b`` in place (``Tensor.addcmul_``)."""
-    t = zip_("mul", a, value) if value != 1 else zip_("mul", a, b)
-    if value != 1:
+def lerp_scalars(weight: float, dtype: Any) -> tuple[float, float]:
+    """(weight, 1 - weight computed in ``dtype``): the two numbers :func:`lerp_` reads."""
+    return weight, float(np.asarray(1, dtype) - np.asarray(weight, dtype))
+
+
+def addcmul_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None) -> None:
+    """``target += value * a * b`` in place (``Tensor.addcmul_``); ``value`` None means 1."""
+    t = zip_("mul", a, value) if value is not None else zip_("mul", a, b)
+    if value is not None:
         zip_("mul", t, b, out=t)
     zip_("add", target, t, out=target)
 
 
-def addcdiv_(target: Tensor, a: Tensor, b: Tensor, value: float) -> None:
-    """``target += value * a / b`` in place (``Tensor.addcdiv_``)."""
-    t = zip_("mul", a, value) if value != 1 else a
+def addcdiv_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None) -> None:
+    """``target += value * a / b`` in place (``Tensor.addcdiv_``); ``value`` None means 1."""
+    t = zip_("mul", a, value) if value is not None else a
     zip_("add", target, zip_("div", t, b, out=None if t is a else t), out=target)
 
 
@@ -135,6 +144,7 @@ class Optimizer:
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
+        self._scalar_buffers: dict[Tensor, tuple[tuple[str, ...], Tensor, dict[str, Tensor]]] = {}
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, but got Tensor"
@@ -206,7 +216,8 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         with no_grad():
-            for group in self.param_groups:
+            work: list[tuple[int, Tensor, Tensor, dict[str, Any]]] = []
+            for index, group in enumerate(self.param_groups):
                 for p in group["params"]:
                     grad = p.grad
                     if grad is None:
@@ -222,9 +233,56 @@ class Optimizer:
                         self._init_state(p, state, group)
                         if self._keeps_state(group):
                             self.state[p] = state
-                    self._update(p, grad, state, group)
-                    bump(p)
+                    work.append((index, p, grad, state))
+            if not work:
+                return loss
+            # Host work (step counts, learning rates, bias corrections) goes into small per-parameter tensors the
+            # kernels read; under minitensor.compile it runs again before every replay.
+            scalars = host_step(functools.partial(self._prepare, [(index, p, state) for index, p, _, state in work]))
+            add_guard(self._structure)
+            for (index, p, grad, state), values in zip(work, scalars):
+                self._update(p, grad, state, self.param_groups[index], values)
+                bump(p)
         return loss
+
+    def _prepare(self, items: list[tuple[int, Tensor, dict[str, Any]]]) -> list[dict[str, Tensor]]:
+        """For each (group index, parameter, state): :meth:`_scalars` written into the parameter's scalar tensors."""
+        out = []
+        for index, p, state in items:
+            current = self.state.get(p)
+            values = self._scalars(p, state if current is None else current, self.param_groups[index])
+            out.append(self._write_scalars(p, values))
+        return out
+
+    def _write_scalars(self, p: Tensor, values: dict[str, float]) -> dict[str, Tensor]:
+        """``values`` as 0-d tensors of p's dtype on p's backend: views into one small buffer per parameter, refilled
+        on every step (the same numbers a lifted Python float would give)."""
+        names = tuple(values)
+        cached = self._scalar_buffers.get(p)
+        if cached is None or cached[0] != names or cached[1].backend is not p.backend or cached[1].dtype != p.dtype:
+            buffer = Tensor(p.backend.from_numpy(np.zeros(len(names), dtype=p.dtype)), p.backend)
+            storage = buffer._data.storage
+            views = {name: Tensor(TensorData(storage[i:], ()), p.backend) for i, name in enumerate(names)}
+            cached = self._scalar_buffers[p] = (names, buffer, views)
+        array = np.array(list(values.values()), dtype=p.dtype)
+        storage = cached[1]._data.storage
+        if isinstance(storage, np.ndarray):
+            storage[:] = array
+        else:
+            storage.copy_to_device(array)
+        return cached[2]
+
+    def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
+        """The numbers one step of ``p`` reads (advancing ``state["step"]`` where the optimizer counts steps)."""
+        return {}
+
+    def _structure(self) -> tuple:
+        """The host values that choose which kernels a step runs (a guard of compiled steps)."""
+        return tuple(self._group_structure(group) for group in self.param_groups)
+
+    def _group_structure(self, group: dict[str, Any]) -> tuple:
+        """:meth:`_structure` for one parameter group."""
+        return ()
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Fill a parameter's empty state before its first update."""
@@ -233,8 +291,10 @@ class Optimizer:
         """Whether parameters of ``group`` get an entry in ``state`` (plain SGD keeps none, as in PyTorch)."""
         return True
 
-    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        """Update ``p`` in place from ``grad`` (both raw, no autograd), reading and updating ``state``."""
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                scalars: dict[str, Tensor]) -> None:
+        """Update ``p`` in place from ``grad`` (both raw, no autograd), reading and updating ``state``; ``scalars``
+        holds :meth:`_scalars`'s numbers as 0-d tensors."""
         raise NotImplementedError
 
     def _required_state(self, group: dict[str, Any]) -> tuple[str, ...]:

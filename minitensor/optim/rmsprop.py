@@ -5,7 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, addcdiv_, addcmul_, check_number, lerp_, map_, step_tensor, step_value, zeros_like, zip_
+from .optimizer import (
+    Optimizer,
+    addcdiv_,
+    addcmul_,
+    check_number,
+    lerp_,
+    lerp_scalars,
+    map_,
+    step_tensor,
+    step_value,
+    zeros_like,
+    zip_,
+)
 from .sgd import _check_flags
 
 __all__ = ["RMSprop"]
@@ -47,27 +59,39 @@ class RMSprop(Optimizer):
         return (("step", "square_avg") + (("momentum_buffer",) if group["momentum"] > 0 else ())
                 + (("grad_avg",) if group["centered"] else ()))
 
-    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
-        alpha, eps = group["alpha"], group["eps"]
-        g = map_("neg", grad) if group["maximize"] else grad
+    def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
         step_value(state)
+        alpha = group["alpha"]
+        weight, rest = lerp_scalars(1 - alpha, p.dtype)
+        return {"weight_decay": group["weight_decay"], "alpha": alpha, "one_minus_alpha": 1 - alpha, "weight": weight,
+                "rest": rest, "eps": group["eps"], "momentum": group["momentum"], "lr": group["lr"],
+                "neg_lr": -group["lr"]}
+
+    def _group_structure(self, group: dict[str, Any]) -> tuple:
+        return (group["maximize"], group["weight_decay"] != 0, group["centered"], group["momentum"] > 0,
+                abs(1 - group["alpha"]) < 0.5, 1 - group["alpha"] != 1)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                scalars: dict[str, Tensor]) -> None:
+        alpha = group["alpha"]
+        g = map_("neg", grad) if group["maximize"] else grad
         if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, group["weight_decay"]))
+            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
         square_avg = state["square_avg"]
-        zip_("mul", square_avg, alpha, out=square_avg)
-        addcmul_(square_avg, g, g, 1 - alpha)
+        zip_("mul", square_avg, scalars["alpha"], out=square_avg)
+        addcmul_(square_avg, g, g, scalars["one_minus_alpha"] if 1 - alpha != 1 else None)
         if group["centered"]:
             grad_avg = state["grad_avg"]
-            lerp_(grad_avg, g, 1 - alpha)
+            lerp_(grad_avg, g, scalars["weight"], scalars["rest"], abs(1 - alpha) < 0.5)
             avg = zip_("sub", square_avg, zip_("mul", grad_avg, grad_avg))
             map_("sqrt", avg, out=avg)
         else:
             avg = map_("sqrt", square_avg)
-        zip_("add", avg, eps, out=avg)
+        zip_("add", avg, scalars["eps"], out=avg)
         if group["momentum"] > 0:
             buf = state["momentum_buffer"]
-            zip_("mul", buf, group["momentum"], out=buf)
-            addcdiv_(buf, g, avg, 1)
-            zip_("sub", p, zip_("mul", buf, group["lr"]), out=p)
+            zip_("mul", buf, scalars["momentum"], out=buf)
+            addcdiv_(buf, g, avg, None)
+            zip_("sub", p, zip_("mul", buf, scalars["lr"]), out=p)
         else:
-            addcdiv_(p, g, avg, -group["lr"])
+            addcdiv_(p, g, avg, scalars["neg_lr"])

@@ -38,21 +38,30 @@ class SGD(Optimizer):
     def _keeps_state(self, group: dict[str, Any]) -> bool:
         return group["momentum"] != 0  # the momentum buffer starts as a copy of the first gradient
 
-    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+    def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
+        return {"weight_decay": group["weight_decay"], "momentum": group["momentum"],
+                "undamped": 1 - group["dampening"], "lr": group["lr"]}
+
+    def _group_structure(self, group: dict[str, Any]) -> tuple:
+        return (group["maximize"], group["weight_decay"] != 0, group["momentum"] != 0, group["dampening"] == 0,
+                group["nesterov"])
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                scalars: dict[str, Tensor]) -> None:
         g = map_("neg", grad) if group["maximize"] else grad
         if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, group["weight_decay"]))
-        momentum = group["momentum"]
-        if momentum != 0:
+            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        if group["momentum"] != 0:
+            momentum = scalars["momentum"]
             buf = state.get("momentum_buffer")
             if buf is None:
                 buf = state["momentum_buffer"] = map_("id", g)
             else:
                 zip_("mul", buf, momentum, out=buf)
-                damped = g if group["dampening"] == 0 else zip_("mul", g, 1 - group["dampening"])
+                damped = g if group["dampening"] == 0 else zip_("mul", g, scalars["undamped"])
                 zip_("add", buf, damped, out=buf)
             g = zip_("add", g, zip_("mul", buf, momentum)) if group["nesterov"] else buf
-        zip_("sub", p, zip_("mul", g, group["lr"]), out=p)
+        zip_("sub", p, zip_("mul", g, scalars["lr"]), out=p)
 
 
 def _check_flags(differentiable: bool, fused: bool | None) -> None:

@@ -1,0 +1,318 @@
+"""``minitensor.compile``: the wrapper, its guards and its plan cache."""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import is_grad_enabled
+from ..backends.base import Backend
+from ..errors import CompileError
+from ..module import Module
+from ..tensor import Tensor
+from ..tensor_data import TensorData
+from .capture import Trace, root_of
+from .plan import Plan, copy_into, fresh_copy
+
+__all__ = ["compile", "CompiledFunction"]
+
+
+def compile(fn: Callable[..., Any] | None = None, *, max_plans: int = 8, disable: bool = False) -> Any:  # noqa: A001
+    """Record ``fn`` once per guard key and replay the recording on later calls (``torch.compile``'s role).
+
+    The first call with given guards runs ``fn`` eagerly while recording every backend call (forward, backward and
+    the optimizer's in-place updates); later calls with the same guards copy their tensor arguments into the traced
+    input buffers and replay the kernels, without running ``fn``'s Python code. Guards: each tensor argument's shape,
+    dtype, backend and ``requires_grad``; other arguments by value; grad mode; and, for the modules and optimizers
+    ``fn`` reaches (arguments, closure, globals it names), which gradients are None, how much optimizer state each
+    parameter has, and each submodule's ``training`` flag. A miss traces again; at most ``max_plans`` plans are kept
+    (least recently used dropped). Returned tensors are fresh copies without history. Usable as ``@compile``.
+    """
+    if fn is None:
+        return lambda f: compile(f, max_plans=max_plans, disable=disable)
+    if not callable(fn):
+        raise TypeError(f"compile() needs a callable, got {type(fn).__name__}")
+    if disable:
+        return fn
+    return CompiledFunction(fn, max_plans)
+
+
+class Slot:
+    """A place in Python state that holds a tensor: an attribute (``p.grad``, ``p._data``) or a dict entry
+    (an optimizer state entry, a module buffer)."""
+
+    __slots__ = ("owner", "key", "attr")
+
+    def __init__(self, owner: Any, key: str, attr: bool):
+        self.owner, self.key, self.attr = owner, key, attr
+
+    def get(self) -> Any:
+        return getattr(self.owner, self.key, None) if self.attr else self.owner.get(self.key)
+
+    def set(self, value: Any) -> None:
+        if self.attr:
+            setattr(self.owner, self.key, value)
+        else:
+            self.owner[self.key] = value
+
+
+def _data(value: Any) -> TensorData | None:
+    return value._data if isinstance(value, Tensor) else value if isinstance(value, TensorData) else None
+
+
+class Entry:
+    """One plan with what its replays need around it: the inputs, the state fix-ups and the output template."""
+
+    def __init__(self, plan: Plan, buffers: list[Tensor], copy_in: list[tuple[Slot, TensorData, Backend]],
+                 fixups: list[tuple[Slot, Any]], template: Any, outputs: list[tuple[Backend, TensorData]]):
+        self.plan, self.buffers, self.copy_in, self.fixups = plan, buffers, copy_in, fixups
+        self.template, self.outputs = template, outputs
+
+    def replay(self, leaves: list[Tensor]) -> Any:
+        for slot, traced, backend in self.copy_in:  # state the step reads that Python has rebound since
+            current = _data(slot.get())
+            if current is not traced and current is not None:
+                if current.shape != traced.shape or current.dtype != traced.dtype:
+                    raise CompileError(f"a tensor the compiled step reads changed from {traced.shape} {traced.dtype} to "
+                                       f"{current.shape} {current.dtype}; call .reset() on the compiled function")
+                copy_into(backend, current, traced)
+        self.plan.run([t._data for t in leaves])
+        for slot, value in self.fixups:
+            if slot.get() is not value:
+                slot.set(value)
+        return self.finish(leaves)
+
+    def finish(self, leaves: list[Tensor]) -> Any:
+        """Input gradients handed to the caller's tensors, and the outputs as fresh copies."""
+        for leaf, buffer in zip(leaves, self.buffers):
+            grad = buffer.grad
+            if grad is not None and leaf.requires_grad:
+                copy = Tensor(fresh_copy(buffer.backend, grad._data), buffer.backend)
+                leaf.grad = copy if leaf.grad is None else leaf.grad._zip("add", copy)
+        values = [Tensor(fresh_copy(backend, data), backend) for backend, data in self.outputs]
+        return _rebuild(self.template, iter(values))
+
+
+class CompiledFunction:
+    """The callable :func:`compile` returns. ``traces`` counts recordings; ``reset()`` drops every plan."""
+
+    def __init__(self, fn: Callable[..., Any], max_plans: int = 8):
+        if max_plans < 1:
+            raise ValueError(f"max_plans must be at least 1, got {max_plans}")
+        self.fn, self.max_plans = fn, max_plans
+        self.traces = 0
+        self._plans: OrderedDict[Any, list[Entry]] = OrderedDict()
+        self._member_cache: dict[int, tuple[Any, list[Tensor], list[Module]]] = {}
+        functools.update_wrapper(self, fn)
+
+    def reset(self) -> None:
+        """Forget every plan (the next call traces again)."""
+        self._plans.clear()
+        self._member_cache.clear()
+
+    @property
+    def plans(self) -> int:
+        return sum(len(entries) for entries in self._plans.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves: list[Tensor] = []
+        parts: list[Any] = []
+        _flatten((args, kwargs), leaves, parts)
+        objects = self._discover(args, kwargs)
+        key = (tuple(parts), is_grad_enabled(), self._state_key(objects))
+        entries = self._plans.get(key)
+        if entries is not None:
+            self._plans.move_to_end(key)
+            for entry in entries:
+                if entry.plan.guards_hold():
+                    return entry.replay(leaves)
+        entry, result = self._trace(args, kwargs, leaves, objects)
+        self._plans.setdefault(key, []).append(entry)
+        while self.plans > self.max_plans:
+            oldest = next(iter(self._plans))
+            self._plans[oldest].pop(0)
+            if not self._plans[oldest]:
+                del self._plans[oldest]
+        return result
+
+    # --- tracing ---
+
+    def _trace(self, args: Any, kwargs: Any, leaves: list[Tensor], objects: list[Any]) -> tuple[Entry, Any]:
+        buffers = []
+        for leaf in leaves:
+            buffer = Tensor(type(leaf.backend).empty(leaf.backend, leaf.shape, leaf.dtype), leaf.backend)
+            copy_into(leaf.backend, leaf._data, buffer._data)
+            buffers.append(buffer.requires_grad_(True) if leaf.requires_grad else buffer)
+        traced_args, traced_kwargs = _rebuild((args, kwargs), iter(buffers))
+        start = self._slots(objects)
+        trace = Trace([leaf.backend for leaf in leaves])
+        with trace:
+            result = self.fn(*traced_args, **traced_kwargs)
+            trace.finish()
+        self.traces += 1
+        end = self._slots(objects)
+        plan = Plan(trace, [(b.backend, b._data) for b in buffers])
+        copy_in = []
+        for slot, value in start.values():
+            data = _data(value)
+            if data is not None and id(root_of(data.storage)) in plan.external_reads:
+                backend = value.backend if isinstance(value, Tensor) else slot.owner.backend
+                copy_in.append((slot, data, backend))
+        fixups = [(slot, value) for k, (slot, value) in end.items() if k not in start or start[k][1] is not value]
+        outputs: list[tuple[Backend, TensorData]] = []
+        template = _template(result, outputs)
+        entry = Entry(plan, buffers, copy_in, fixups, template, outputs)
+        return entry, entry.finish(leaves)
+
+    # --- guards on Python state ---
+
+    def _discover(self, args: Any, kwargs: Any) -> list[Any]:
+        """Modules and optimizers the function can reach: its arguments, its bound object, closure and named globals."""
+        candidates: list[Any] = [*args, *kwargs.values()]
+        fn = self.fn
+        owner = getattr(fn, "__self__", None)
+        if owner is not None:
+            candidates.append(owner)
+            candidates.extend(getattr(owner, "__dict__", {}).values())
+        func = getattr(fn, "__func__", fn)
+        code = getattr(func, "__code__", None)
+        if code is not None:
+            names = list(code.co_names)
+            names.extend(n for const in code.co_consts if hasattr(const, "co_names") for n in const.co_names)
+            scope = func.__globals__
+            candidates.extend(scope[name] for name in names if name in scope)
+            candidates.extend(cell.cell_contents for cell in func.__closure__ or () if _filled(cell))
+            candidates.extend(func.__defaults__ or ())
+            candidates.extend((func.__kwdefaults__ or {}).values())
+        found, seen = [], set()
+        for obj in candidates:
+            if (isinstance(obj, Module) or _is_optimizer(obj)) and id(obj) not in seen:
+                seen.add(id(obj))
+                found.append(obj)
+        return found
+
+    def _members(self, obj: Any) -> tuple[list[Tensor], list[Module]]:
+        cached = self._member_cache.get(id(obj))
+        if cached is None or cached[0] is not obj:
+            if isinstance(obj, Module):
+                cached = (obj, list(obj.parameters()), list(obj.modules()))
+            else:
+                cached = (obj, [p for group in obj.param_groups for p in group["params"]], [])
+            self._member_cache[id(obj)] = cached
+        return cached[1], cached[2]
+
+    def _state_key(self, objects: list[Any]) -> tuple:
+        key: list[Any] = []
+        for obj in objects:
+            params, modules = self._members(obj)
+            key.append(id(obj))
+            key.extend(p.grad is None for p in params)
+            if modules:
+                key.extend(m.training for m in modules)
+            else:
+                state = obj.state
+                key.extend(len(state[p]) if p in state else -1 for p in params)
+        return tuple(key)
+
+    def _slots(self, objects: list[Any]) -> dict[tuple[int, str], tuple[Slot, Any]]:
+        """Every place of Python state holding a tensor the step may use, with its current value."""
+        slots: dict[tuple[int, str], tuple[Slot, Any]] = {}
+
+        def add(owner: Any, key: str, attr: bool) -> None:
+            slot = Slot(owner, key, attr)
+            slots[(id(owner), key)] = (slot, slot.get())
+
+        for obj in objects:
+            params, modules = self._members(obj)
+            for p in params:
+                add(p, "_data", True)
+                add(p, "grad", True)
+            for module in modules:
+                for name in module._buffers:
+                    add(module._buffers, name, False)
+            if not modules:
+                for p in params:
+                    state = obj.state.get(p) if p in obj.state else None
+                    for name, value in (state or {}).items():
+                        if name != "step" and isinstance(value, Tensor):
+                            add(state, name, False)
+        return slots
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _is_optimizer(obj: Any) -> bool:
+    return hasattr(obj, "param_groups") and hasattr(obj, "state") and not isinstance(obj, type)
+
+
+def _flatten(value: Any, leaves: list[Tensor], parts: list[Any]) -> None:
+    """Tensors of ``value`` (nested tuples, lists, dicts) into ``leaves``; the guard key of everything into ``parts``."""
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        parts.append((value.shape, value.dtype.str, id(value.backend), value.requires_grad))
+    elif isinstance(value, (tuple, list)):
+        parts.append((type(value).__name__, len(value)))
+        for item in value:
+            _flatten(item, leaves, parts)
+    elif isinstance(value, dict):
+        parts.append(("dict", tuple(value)))
+        for item in value.values():
+            _flatten(item, leaves, parts)
+    elif isinstance(value, Module) or _is_optimizer(value):
+        parts.append(("object", id(value)))
+    elif isinstance(value, np.ndarray):
+        raise CompileError(f"a compiled function got a NumPy array argument (shape {value.shape}); its values would be "
+                           "frozen into the recording. Pass a tensor instead (minitensor.tensor(array))")
+    else:
+        try:
+            hash(value)
+        except TypeError:
+            raise CompileError(f"a compiled function got an unhashable {type(value).__name__} argument; only tensors, "
+                               "nested tuples/lists/dicts of them, and hashable values (compared by value) can be "
+                               "arguments") from None
+        parts.append((type(value).__name__, value))
+
+
+def _rebuild(template: Any, values: Any) -> Any:
+    """``template`` with each tensor (or output placeholder) replaced by the next of ``values``."""
+    if isinstance(template, (Tensor, _Out)):
+        return next(values)
+    if isinstance(template, tuple) and not hasattr(template, "_fields"):
+        return tuple(_rebuild(item, values) for item in template)
+    if isinstance(template, tuple):  # a namedtuple
+        return type(template)(*(_rebuild(item, values) for item in template))
+    if isinstance(template, list):
+        return [_rebuild(item, values) for item in template]
+    if isinstance(template, dict):
+        return {key: _rebuild(item, values) for key, item in template.items()}
+    return template
+
+
+class _Out:
+    """Where a returned tensor goes in the output structure."""
+
+
+def _template(result: Any, outputs: list[tuple[Backend, TensorData]]) -> Any:
+    """The structure of ``result`` with its tensors replaced by placeholders; their data appended to ``outputs``."""
+    if isinstance(result, Tensor):
+        outputs.append((result.backend, result._data))
+        return _Out()
+    if isinstance(result, tuple) and not hasattr(result, "_fields"):
+        return tuple(_template(item, outputs) for item in result)
+    if isinstance(result, tuple):
+        return type(result)(*(_template(item, outputs) for item in result))
+    if isinstance(result, list):
+        return [_template(item, outputs) for item in result]
+    if isinstance(result, dict):
+        return {key: _template(item, outputs) for key, item in result.items()}
+    return result

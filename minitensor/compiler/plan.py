@@ -1,0 +1,126 @@
+"""A replay plan: a trace's kernel calls bound once, run again on new inputs.
+
+Buffers allocated during the trace are kept and reused by every replay (the plan owns them); buffers that existed
+before (parameters, gradients of earlier steps, optimizer state, cached constants) are used in place. A replay
+runs, in order: the host steps the trace registered (optimizer step counts and learning rates), the re-draws of
+random numbers, the refills of allocated-and-initialised buffers that the step later overwrites, the copies of the
+new inputs into the traced input buffers, and the kernel calls. On the ``fast`` backend most calls are bound to
+the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`); others call the backend method.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Backend, HostBackend, strided_view
+from ..tensor_data import TensorData
+from .capture import Alloc, Op, Trace, root_of
+from .plan_fast import bind_fast
+
+Call = Callable[[], Any]
+
+
+def copy_into(backend: Backend, src: TensorData, dst: TensorData) -> None:
+    """dst[...] = src[...] (same shape; any strides) on ``backend``, without recording."""
+    if isinstance(backend, HostBackend) and src.size:
+        np.copyto(strided_view(dst, writeable=True), strided_view(src), casting="unsafe")
+    else:
+        type(backend).map(backend, "id", src, dst)
+
+
+def fresh_copy(backend: Backend, data: TensorData) -> TensorData:
+    """A new contiguous TensorData holding ``data``'s values."""
+    if isinstance(backend, HostBackend):
+        return TensorData(np.array(strided_view(data), order="C").reshape(-1), data.shape)
+    out = type(backend).empty(backend, data.shape, data.dtype)
+    type(backend).map(backend, "id", data, out)
+    return out
+
+
+def _filler(backend: Backend, data: TensorData, contents: np.ndarray) -> Call:
+    """A call that writes ``contents`` (its initial values) back into the allocated ``data``."""
+    flat = np.ascontiguousarray(contents.reshape(-1), dtype=data.dtype)
+    if isinstance(backend, HostBackend):
+        storage = data.storage
+        return functools.partial(np.copyto, storage[: flat.size], flat)
+    return functools.partial(data.storage.copy_to_device, flat)
+
+
+def _redrawer(backend: Backend, alloc: Alloc) -> Call:
+    """A call that draws again from the generator and writes the values into the draw's buffer (as eager would)."""
+    draw, data = alloc.draw, alloc.data
+    assert draw is not None
+    dtype, size, host = data.dtype, data.size, isinstance(backend, HostBackend)
+
+    def redraw() -> None:
+        values = np.asarray(draw.again()).astype(dtype, copy=False).reshape(-1)
+        if host:
+            np.copyto(data.storage[:size], values)
+        else:
+            data.storage.copy_to_device(np.ascontiguousarray(values))
+
+    return redraw
+
+
+def bind(op: Op) -> Call:
+    """``op`` as a call without arguments: pre-planned on fast, else the backend method with its arguments."""
+    fast = bind_fast(op)
+    if fast is not None:
+        return fast
+    return functools.partial(op.method, *op.args, **op.kwargs)
+
+
+class Plan:
+    """Everything a replay needs, built from a :class:`~.capture.Trace` whose call took ``inputs`` (the traced
+    input buffers, with their backends)."""
+
+    def __init__(self, trace: Trace, inputs: list[tuple[Backend, TensorData]]):
+        self.host_steps = list(trace.host_steps)
+        self.guards = list(trace.guards)
+        self.inputs = inputs
+        self.ops = trace.ops
+        allocated = {id(root_of(a.data.storage)) for a in trace.allocs}
+        allocated.update(id(root_of(data.storage)) for _, data in inputs)
+        written: set[int] = set()
+        self.external_reads: set[int] = set()
+        for op in trace.ops:
+            for data in op.inputs():
+                key = id(root_of(data.storage))
+                if key not in written and key not in allocated:
+                    self.external_reads.add(key)
+            written.update(id(root_of(data.storage)) for data in op.outputs())
+        self.written = written
+        self.touched = written | self.external_reads
+        prologue: list[Call] = []
+        for alloc in trace.allocs:
+            backend = alloc.backend
+            if alloc.draw is not None:
+                prologue.append(_redrawer(backend, alloc))
+            elif alloc.kind != "empty" and id(root_of(alloc.data.storage)) in written and alloc.data.size:
+                contents = alloc.contents if alloc.contents is not None else np.zeros(alloc.data.shape, alloc.data.dtype)
+                prologue.append(_filler(backend, alloc.data, contents))
+        self.prologue = prologue
+        self.calls = [bind(op) for op in trace.ops]
+        self.kernel_calls = len(self.calls)
+        self.bound_calls = sum(1 for c in self.calls if not isinstance(c, functools.partial))
+        self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
+
+    def guards_hold(self) -> bool:
+        """Whether every host value the trace registered with ``add_guard`` still has its traced value."""
+        return all(key() == value for key, value in self.guards)
+
+    def run(self, new_inputs: list[TensorData]) -> None:
+        """Replay: host steps, re-draws and refills, input copies, then the kernel calls in order."""
+        for step in self.host_steps:
+            step()
+        for call in self.prologue:
+            call()
+        for (backend, buffer), data in zip(self.inputs, new_inputs):
+            if data is not buffer:
+                copy_into(backend, data, buffer)
+        for call in self.calls:
+            call()

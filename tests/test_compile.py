@@ -1,0 +1,218 @@
+"""minitensor.compile: compiled training steps against the same steps run eagerly (bit for bit), guards, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+from minitensor import nn, optim
+from minitensor.errors import CompileError
+
+F = nn.functional
+
+# Tiny shapes on the reference and simulated backends (Python loops), bigger ones on fast.
+SIZES = {"simple": (6, 5, 3, 4), "fast": (784, 32, 10, 16), "cuda": (6, 4, 3, 2)}
+
+
+def mlp(backend: str, dtype: str = "float32") -> nn.Module:
+    n_in, hidden, n_out, _ = SIZES[backend]
+    mt.manual_seed(0)
+    return nn.Sequential(nn.Linear(n_in, hidden, backend=backend, dtype=dtype), nn.ReLU(),
+                         nn.Linear(hidden, n_out, backend=backend, dtype=dtype))
+
+
+def batches(backend: str, count: int, dtype: str = "float32") -> list[tuple[mt.Tensor, mt.Tensor]]:
+    n_in, _, n_out, batch = SIZES[backend]
+    rng = np.random.default_rng(1)
+    return [(mt.tensor(rng.standard_normal((batch, n_in)), dtype=dtype, backend=backend),
+             mt.tensor(rng.integers(0, n_out, batch), backend=backend)) for _ in range(count)]
+
+
+def train(step: Callable[..., Any], data: list[tuple[mt.Tensor, mt.Tensor]], steps: int) -> list[float]:
+    return [step(*data[i % len(data)]).item() for i in range(steps)]
+
+
+def assert_same_params(a: nn.Module, b: nn.Module) -> None:
+    for (name, p), q in zip(a.named_parameters(), b.parameters()):
+        np.testing.assert_array_equal(p.to_numpy(), q.to_numpy(), err_msg=name)
+        np.testing.assert_array_equal(p.grad.to_numpy(), q.grad.to_numpy(), err_msg=f"{name}.grad")
+
+
+def sgd_step(model: nn.Module, opt: optim.Optimizer) -> Callable[..., Any]:
+    def step(x: mt.Tensor, y: mt.Tensor) -> mt.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def test_mlp_sgd_momentum_matches_eager(backend: str) -> None:
+    steps = 4 if backend == "cuda" else 20
+    data = batches(backend, 3)
+    eager_model, compiled_model = mlp(backend), mlp(backend)
+    eager = sgd_step(eager_model, optim.SGD(eager_model.parameters(), lr=0.1, momentum=0.9, nesterov=True))
+    compiled = mt.compile(sgd_step(compiled_model, optim.SGD(compiled_model.parameters(), lr=0.1, momentum=0.9,
+                                                             nesterov=True)))
+    assert train(compiled, data, steps) == train(eager, data, steps)
+    assert_same_params(eager_model, compiled_model)
+    assert compiled.traces == 2  # the first step (no momentum buffers yet), then one plan replayed
+
+
+@pytest.mark.parametrize("inside", [True, False], ids=["scheduler-inside", "scheduler-outside"])
+def test_mlp_adam_with_scheduler_matches_eager(inside: bool) -> None:
+    data = batches("fast", 3)
+    models, steps = [], []
+    for compiled in (False, True):
+        model = mlp("fast")
+        opt = optim.AdamW(model.parameters(), lr=0.01, amsgrad=True)
+        sched = optim.lr_scheduler.StepLR(opt, 3, 0.5) if inside else optim.lr_scheduler.CosineAnnealingLR(opt, 7)
+
+        def step(x: mt.Tensor, y: mt.Tensor, model: nn.Module = model, opt: Any = opt, sched: Any = sched) -> mt.Tensor:
+            loss = F.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if inside:
+                sched.step()
+            return loss
+
+        run = mt.compile(step) if compiled else step
+
+        def outer(x: mt.Tensor, y: mt.Tensor, run: Any = run, sched: Any = sched) -> mt.Tensor:
+            loss = run(x, y)
+            if not inside:
+                sched.step()
+            return loss
+
+        models.append((model, opt))
+        steps.append(outer)
+    assert train(steps[1], data, 20) == train(steps[0], data, 20)
+    assert_same_params(models[0][0], models[1][0])
+    (_, eager_opt), (_, compiled_opt) = models
+    assert eager_opt.param_groups[0]["lr"] == compiled_opt.param_groups[0]["lr"]
+    for p, q in zip(eager_opt.param_groups[0]["params"], compiled_opt.param_groups[0]["params"]):
+        assert eager_opt.state[p]["step"].item() == compiled_opt.state[q]["step"].item() == 20
+        np.testing.assert_array_equal(eager_opt.state[p]["exp_avg_sq"].to_numpy(), compiled_opt.state[q]["exp_avg_sq"].to_numpy())
+
+
+class CNN(nn.Module):
+    def __init__(self, backend: str, side: int):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3, padding=1, backend=backend)
+        self.fc = nn.Linear(2 * (side // 2) ** 2, 4, backend=backend)
+
+    def forward(self, x: mt.Tensor) -> mt.Tensor:
+        return self.fc(F.max_pool2d(F.relu(self.conv(x)), 2).flatten(1))
+
+
+def test_cnn_matches_eager(backend: str) -> None:
+    steps, batch, side = {"cuda": (2, 1, 4), "simple": (20, 2, 4)}.get(backend, (20, 4, 6))
+    rng = np.random.default_rng(2)
+    data = [(mt.tensor(rng.standard_normal((batch, 1, side, side)), dtype="float32", backend=backend),
+             mt.tensor(rng.integers(0, 4, batch), backend=backend)) for _ in range(2)]
+    models = []
+    for _ in range(2):
+        mt.manual_seed(0)
+        models.append(CNN(backend, side))
+    eager = sgd_step(models[0], optim.SGD(models[0].parameters(), lr=0.05, momentum=0.5))
+    compiled = mt.compile(sgd_step(models[1], optim.SGD(models[1].parameters(), lr=0.05, momentum=0.5)))
+    assert train(compiled, data, steps) == train(eager, data, steps)
+    assert_same_params(models[0], models[1])
+
+
+def test_dropout_redraws_like_eager() -> None:
+    results = []
+    for compile_it in (False, True):
+        mt.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.Linear(16, 2))
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        step = sgd_step(model, opt)
+        step = mt.compile(step) if compile_it else step
+        mt.manual_seed(5)
+        x, y = mt.randn(4, 8), mt.tensor([0, 1, 1, 0])
+        results.append(([step(x, y).item() for _ in range(6)], [p.to_numpy() for p in model.parameters()]))
+    assert results[0][0] == results[1][0]
+    assert len(set(results[0][0])) > 1  # the masks differ between steps
+    for a, b in zip(results[0][1], results[1][1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_zero_grad_outside_and_grads_visible() -> None:
+    models = [mlp("fast"), mlp("fast")]
+    opts = [optim.SGD(m.parameters(), lr=0.1) for m in models]
+
+    def step(x: mt.Tensor, y: mt.Tensor, model: nn.Module = models[1], opt: Any = opts[1]) -> mt.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    compiled = mt.compile(step)
+    for x, y in batches("fast", 4):
+        opts[0].zero_grad()
+        loss = F.cross_entropy(models[0](x), y)
+        loss.backward()
+        opts[0].step()
+        opts[1].zero_grad()  # grads are None when the compiled step starts, as when it was traced
+        assert compiled(x, y).item() == loss.item()
+        assert_same_params(models[0], models[1])
+    assert compiled.traces == 1
+
+
+def test_guards_retrace_on_new_shape_and_dtype() -> None:
+    calls = []
+
+    @mt.compile
+    def f(x: mt.Tensor, scale: float) -> mt.Tensor:
+        calls.append(1)
+        return (x * scale).exp().sum(0)
+
+    x = mt.tensor(np.arange(6.0).reshape(3, 2) / 10, dtype="float32")
+    for _ in range(3):
+        np.testing.assert_allclose(f(x, 2.0).to_numpy(), np.exp(x.to_numpy() * 2).sum(0), rtol=1e-6)
+    assert f.traces == 1 and len(calls) == 1
+    f(x[:2], 2.0)  # new shape
+    f(x.double(), 2.0)  # new dtype
+    f(x, 3.0)  # a non-tensor argument is compared by value
+    assert f.traces == 4
+    np.testing.assert_allclose(f(x.double() + 1, 2.0).to_numpy(), np.exp((x.to_numpy().astype(np.float64) + 1) * 2).sum(0))
+    assert f.traces == 4 and f.plans == 4
+
+
+def test_plan_cache_is_bounded() -> None:
+    f = mt.compile(lambda x: x + 1, max_plans=2)
+    for n in (1, 2, 3, 1):
+        f(mt.zeros(n))
+    assert f.plans == 2 and f.traces == 4
+
+
+def test_outputs_are_not_aliased() -> None:
+    f = mt.compile(lambda x: (x * 2, {"sum": x.sum()}))
+    a, extra = f(mt.tensor([1.0, 2.0]))
+    b, _ = f(mt.tensor([5.0, 6.0]))
+    assert a.tolist() == [2.0, 4.0] and extra["sum"].item() == 3.0 and b.tolist() == [10.0, 12.0]
+    assert not a.requires_grad
+
+
+@pytest.mark.parametrize("read", [lambda t: t.item(), lambda t: bool(t > 0), lambda t: t.tolist(), float])
+def test_value_read_inside_is_an_error(read: Callable[[mt.Tensor], Any]) -> None:
+    def f(x: mt.Tensor) -> mt.Tensor:
+        s = x.sum()
+        read(s)
+        return s
+
+    with pytest.raises(CompileError, match="reads a tensor's value back to Python inside a compiled function"):
+        mt.compile(f)(mt.ones(3))
+    assert f(mt.ones(3)).item() == 3.0  # uncompiled it runs (and the backends are no longer intercepted)
+
+
+def test_numpy_argument_is_refused() -> None:
+    with pytest.raises(CompileError, match="NumPy array argument"):
+        mt.compile(lambda x: x)(np.ones(2))
