@@ -254,6 +254,22 @@ def erf(x: float) -> float:
     return math.erf(x)
 
 
+SQRT1_2 = 0.7071067811865476  # 1 / sqrt(2)
+INV_SQRT_2PI = 0.3989422804014327  # 1 / sqrt(2 pi)
+GELU_TANH_C = 0.7978845608028654  # sqrt(2 / pi)
+GELU_TANH_K = 0.044715
+
+
+def gelu(x: float) -> float:
+    """x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), the exact GELU (nan at -inf, as in PyTorch)"""
+    return 0.5 * x * (1.0 + math.erf(x * SQRT1_2))
+
+
+def gelu_tanh(x: float) -> float:
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GELU's tanh approximation"""
+    return 0.5 * x * (1.0 + math.tanh(GELU_TANH_C * (x + GELU_TANH_K * x * x * x)))
+
+
 def floor(x: float) -> float:
     """largest integer <= x (inf and nan unchanged)"""
     if not abs(x) < HUGE:
@@ -413,6 +429,17 @@ def sqrt_back(x: float, d: float) -> float:
     return div(d, 2.0 * sqrt(x))
 
 
+def gelu_back(x: float, d: float) -> float:
+    """d * (Phi(x) + x phi(x)), the exact GELU's derivative (phi the standard normal density)"""
+    return d * (0.5 * (1.0 + math.erf(x * SQRT1_2)) + x * INV_SQRT_2PI * math.exp(-0.5 * x * x))
+
+
+def gelu_tanh_back(x: float, d: float) -> float:
+    """d * (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)), t = tanh(sqrt(2/pi) (x + 0.044715 x^3))"""
+    t = math.tanh(GELU_TANH_C * (x + GELU_TANH_K * x * x * x))
+    return d * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_TANH_C * (1.0 + 3.0 * GELU_TANH_K * x * x))
+
+
 UNARY_OPS: dict[str, Callable[..., Any]] = {
     "id": id,
     "neg": neg,
@@ -436,6 +463,8 @@ UNARY_OPS: dict[str, Callable[..., Any]] = {
     "cos": cos,
     "tan": tan,
     "erf": erf,
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
     "floor": floor,
     "ceil": ceil,
     "trunc": trunc,
@@ -481,6 +510,8 @@ BINARY_OPS: dict[str, Callable[..., Any]] = {
     "tanh_back": tanh_back,
     "abs_back": abs_back,
     "sqrt_back": sqrt_back,
+    "gelu_back": gelu_back,
+    "gelu_tanh_back": gelu_tanh_back,
 }
 """Element-wise binary functions a backend's ``zip`` must support, by name."""
 

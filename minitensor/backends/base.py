@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..tensor_data import TensorData, prod
+from ..tensor_data import TensorData, normalize_dim, prod
 
 
 class Backend(ABC):
@@ -99,6 +99,149 @@ class Backend(ABC):
         their original order in both directions.
         """
 
+    # --- fused row kernels (torch eager's composite ops). The defaults compose the kernels above, so every backend
+    # has them; a backend overrides them with one pass per row (fast: :mod:`minitensor.backends.fast_fused`). ---
+
+    def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
+                causal: bool = False) -> None:
+        """out = softmax(z) along ``dim`` with z = scale * a: exp(z - max z) / sum exp(z - max z), or with ``log``
+        log_softmax(z) = z - max z - log(sum exp(z - max z)).
+
+        ``causal`` (``dim`` the last of >= 2 dims): entry j of row i (i its index along dim -2) counts as -inf when
+        j > i (torch's top-left ``is_causal``). -inf entries give 0 (log: -inf); a row of only -inf gives NaN. ``out``
+        has a's shape and a float dtype; values are computed in out's dtype here, in float64 by overrides.
+        """
+        dim = normalize_dim(dim, a.dims)
+        if out.size == 0:
+            return
+        dtype, keep = out.dtype, a.shape[:dim] + (1,) + a.shape[dim + 1 :]
+        z = self.empty(a.shape, dtype)
+        if scale != 1.0:
+            self.zip("mul", a, self._constant(scale, dtype), z)
+        else:
+            self.map("id", a, z)
+        if causal:
+            allowed = self.from_numpy(np.tri(a.shape[-2], a.shape[-1], dtype=np.bool_))
+            self.where(allowed, z, self._constant(-np.inf, dtype), z)
+        top, total, e = self.empty(keep, dtype), self.empty(keep, dtype), self.empty(a.shape, dtype)
+        self.reduce("max", z, dim, top)
+        self.zip("sub", z, top, z)
+        self.map("exp", z, e)
+        self.reduce("sum", e, dim, total)
+        if log:
+            self.map("log", total, total)
+            self.zip("sub", z, total, out)
+        else:
+            self.zip("div", e, total, out)
+
+    def softmax_backward(self, grad: TensorData, out: TensorData, dim: int, grad_input: TensorData, log: bool = False,
+                         scale: float = 1.0) -> None:
+        """The gradient of :meth:`softmax` from its result ``out`` = y and the result's gradient ``grad`` = g:
+        grad_input = scale * y * (g - sum(g * y)) (softmax) or scale * (g - exp(y) * sum(g)) (log_softmax), sums
+        along ``dim``; masked (causal) entries have y = 0 and get 0 (softmax only: causal log_softmax is not
+        differentiable here). All have out's shape; ``grad_input`` is float."""
+        dim = normalize_dim(dim, out.dims)
+        if grad_input.size == 0:
+            return
+        dtype, keep = grad_input.dtype, out.shape[:dim] + (1,) + out.shape[dim + 1 :]
+        t, total = self.empty(out.shape, dtype), self.empty(keep, dtype)
+        if log:
+            self.map("exp", out, t)
+            self.reduce("sum", grad, dim, total)
+            self.zip("mul", t, total, t)
+            self.zip("sub", grad, t, grad_input)
+        else:
+            self.zip("mul", grad, out, t)
+            self.reduce("sum", t, dim, total)
+            self.zip("sub", grad, total, t)
+            self.zip("mul", out, t, grad_input)
+        if scale != 1.0:
+            self.zip("mul", grad_input, self._constant(scale, dtype), grad_input)
+
+    def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
+                   out: TensorData, mean: TensorData, rstd: TensorData) -> None:
+        """Normalize rows along the last dim (length N >= 1): mean = sum(a) / N, rstd = 1 / sqrt(sum((a - mean)^2) / N
+        + eps), out = (a - mean) * rstd * weight + bias. ``weight``/``bias`` are (N,) or None; ``mean`` and ``rstd``
+        have a's shape with the last dim 1 (they are what :meth:`layer_norm_backward` needs)."""
+        if a.size == 0:
+            return
+        d, n, dtype = a.dims - 1, a.shape[-1], out.dtype
+        xc, sq = self.empty(a.shape, dtype), self.empty(a.shape, dtype)
+        self.reduce("sum", a, d, mean)
+        self.zip("mul", mean, self._constant(1.0 / n, mean.dtype), mean)
+        self.zip("sub", a, mean, xc)
+        self.zip("mul", xc, xc, sq)
+        self.reduce("sum", sq, d, rstd)
+        self.zip("mul", rstd, self._constant(1.0 / n, rstd.dtype), rstd)
+        self.zip("add", rstd, self._constant(eps, rstd.dtype), rstd)
+        self.map("rsqrt", rstd, rstd)
+        self.zip("mul", xc, rstd, out)
+        if weight is not None:
+            self.zip("mul", out, weight, out)
+        if bias is not None:
+            self.zip("add", out, bias, out)
+
+    def layer_norm_backward(self, grad: TensorData, a: TensorData, mean: TensorData, rstd: TensorData,
+                            weight: TensorData | None, grad_input: TensorData | None, grad_weight: TensorData | None,
+                            grad_bias: TensorData | None) -> None:
+        """Gradients of :meth:`layer_norm` (each output optional, None to skip) with xhat = (a - mean) * rstd and
+        h = grad * weight: grad_input = rstd * (h - mean(h) - xhat * mean(h * xhat)) along the last dim,
+        grad_weight = sum of grad * xhat over the rows, grad_bias = sum of grad over the rows ((N,) contiguous)."""
+        d, n = a.dims - 1, a.shape[-1]
+        rows = a.size // n if n else 0
+        dtype = grad.dtype
+        if rows == 0 or n == 0:
+            for g in (grad_weight, grad_bias):
+                if g is not None and g.size:
+                    self.map("id", self.zeros(g.shape, g.dtype), g)
+            return
+        xhat, t = self.empty(a.shape, dtype), self.empty(a.shape, dtype)
+        self.zip("sub", a, mean, xhat)
+        self.zip("mul", xhat, rstd, xhat)
+        if grad_weight is not None:
+            self.zip("mul", grad, xhat, t)
+            self.reduce("sum", t.view(rows, n), 0, grad_weight.view(1, n))
+        if grad_bias is not None:
+            g = grad if grad.is_contiguous() else self._copy(grad)
+            self.reduce("sum", g.view(rows, n), 0, grad_bias.view(1, n))
+        if grad_input is None:
+            return
+        h = self.empty(a.shape, dtype)
+        if weight is not None:
+            self.zip("mul", grad, weight, h)
+        else:
+            self.map("id", grad, h)
+        keep = a.shape[:d] + (1,)
+        m1, m2 = self.empty(keep, dtype), self.empty(keep, dtype)
+        self.reduce("sum", h, d, m1)
+        self.zip("mul", h, xhat, t)
+        self.reduce("sum", t, d, m2)
+        inv_n = self._constant(1.0 / n, dtype)
+        self.zip("mul", m1, inv_n, m1)
+        self.zip("mul", m2, inv_n, m2)
+        self.zip("mul", xhat, m2, t)
+        self.zip("sub", h, t, h)
+        self.zip("sub", h, m1, h)
+        self.zip("mul", h, rstd, grad_input)
+
+    def gelu(self, a: TensorData, out: TensorData, approximate: str = "none") -> None:
+        """out = GELU(a): a Phi(a) (``approximate="none"``) or its tanh form (``"tanh"``), the ``gelu``/``gelu_tanh`` ops."""
+        self.map("gelu_tanh" if approximate == "tanh" else "gelu", a, out)
+
+    def gelu_backward(self, grad: TensorData, a: TensorData, grad_input: TensorData, approximate: str = "none") -> None:
+        """grad_input = grad * GELU'(a) (the ``gelu_back``/``gelu_tanh_back`` ops); all three of one shape."""
+        self.zip("gelu_tanh_back" if approximate == "tanh" else "gelu_back", a, grad, grad_input)
+
+    def _constant(self, value: float, dtype: np.dtype) -> TensorData:
+        """A 0-d tensor holding ``value`` (an operand that broadcasts to anything)."""
+        return self.from_numpy(np.array(value, dtype=dtype))
+
+    def _copy(self, a: TensorData) -> TensorData:
+        """A contiguous copy of ``a``."""
+        out = self.empty(a.shape, a.dtype)
+        self.map("id", a, out)
+        return out
+
     def synchronize(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Wait for queued work (no-op on CPU backends)."""
 
@@ -111,6 +254,9 @@ class HostBackend(Backend):
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
         return TensorData(np.empty(prod(shape), dtype=dtype), shape)
+
+    def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
+        return TensorData(np.zeros(prod(shape), dtype=dtype), shape)
 
     def from_numpy(self, array: np.ndarray) -> TensorData:
         array = np.asarray(array)

@@ -5,7 +5,8 @@ file's path and timestamp. So for each (family, op, compute type) we copy the te
 :mod:`minitensor.backends.fast_kernels` into ``<cache dir>/<fingerprint>/<family>_<op>_<f|i>.py``
 with the names filled in, import it, and let Numba cache the compiled kernels next to it in
 ``__pycache__``. The op-independent kernels (:mod:`minitensor.backends.fast_extra_kernels`) are
-copied the same way, as family "extra". The fingerprint hashes everything the compiled code
+copied the same way, as family "extra" (and the fused row kernels of
+:mod:`minitensor.backends.fast_fused_kernels` as family "fused"). The fingerprint hashes everything the compiled code
 depends on (templates, operators, the index functions, Numba/NumPy/Python versions), so a change
 anywhere gets a fresh directory instead of stale machine code.
 
@@ -46,7 +47,9 @@ from numba.core.dispatcher import Dispatcher
 
 from .. import operators, tensor_data
 
-FAMILY_PLACEHOLDER: dict[str, str | None] = {"map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None}
+FAMILY_PLACEHOLDER: dict[str, str | None] = {
+    "map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None, "fused": None,
+}
 """Kernel families and the template name each rebinds to its op (None: the family takes no op)."""
 FAMILY_OPS: dict[str, Mapping[str, object]] = {"map": operators.UNARY_OPS, "zip": operators.BINARY_OPS, "reduce": operators.REDUCE_OPS}
 """The operator table an op of each op-taking family must come from."""
@@ -56,6 +59,9 @@ DEFAULT_COMPUTE = "float64"
 
 TEMPLATE = Path(__file__).with_name("fast_kernels.py")
 EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
+FUSED_TEMPLATE = Path(__file__).with_name("fast_fused_kernels.py")
+OP_FREE_TEMPLATES = {"extra": EXTRA_TEMPLATE, "fused": FUSED_TEMPLATE}
+"""The op-free families (their kernels take their types from their arguments) and the template each copies."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 STALE_DAYS = 30
@@ -78,7 +84,8 @@ def fingerprint() -> str:
     """Hash of everything generated kernels depend on."""
     digest = hashlib.sha256()
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
-    for part in (_read(TEMPLATE), _read(EXTRA_TEMPLATE), _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
+    templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE)]
+    for part in (*templates, _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]
@@ -200,7 +207,7 @@ def kernel_directory() -> Path:
 
 def validate(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> None:
     """Raise ValueError unless ``family`` is known, ``op`` is in that family's operator table ("" for
-    families without ops) and ``compute`` is a known compute type (only the default for "extra")."""
+    families without ops) and ``compute`` is a known compute type (only the default for "extra" and "fused")."""
     if not isinstance(family, str) or family not in FAMILY_PLACEHOLDER:
         raise ValueError(f"unknown kernel family {family!r}; known: {', '.join(FAMILY_PLACEHOLDER)}")
     if FAMILY_PLACEHOLDER[family] is None:
@@ -210,8 +217,8 @@ def validate(family: str, op: str = "", compute: str = DEFAULT_COMPUTE) -> None:
         raise ValueError(f"unknown op {op!r} for kernel family {family!r}")
     if not isinstance(compute, str) or compute not in COMPUTE_TYPES:
         raise ValueError(f"unknown compute type {compute!r}; known: {', '.join(COMPUTE_TYPES)}")
-    if family == "extra" and compute != DEFAULT_COMPUTE:
-        raise ValueError("the extra kernels take their types from their arguments; they have no compute type")
+    if family in OP_FREE_TEMPLATES and compute != DEFAULT_COMPUTE:
+        raise ValueError(f"the {family} kernels take their types from their arguments; they have no compute type")
 
 
 def _rebind(text: str, name: str, value: str) -> str:
@@ -232,8 +239,8 @@ def generate_source(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, p
     """
     validate(family, op, compute)
     variant = "parallel" if parallel else "serial"
-    if family == "extra":
-        return _rebind(_read(EXTRA_TEMPLATE), "PARALLEL", variant)
+    if family in OP_FREE_TEMPLATES:
+        return _rebind(_read(OP_FREE_TEMPLATES[family]), "PARALLEL", variant)
     text = _rebind(_rebind(_read(TEMPLATE), "COMPUTE", compute), "PARALLEL", variant)
     placeholder = FAMILY_PLACEHOLDER[family]
     return text if placeholder is None else _rebind(text, placeholder, op)
@@ -244,7 +251,7 @@ def module_stem(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, paral
     serial builds end in ``_s`` (``map_exp_f_s``)."""
     validate(family, op, compute)
     suffix = "" if parallel else "s"
-    if family == "extra":
+    if family in OP_FREE_TEMPLATES:
         return "_".join(part for part in (family, suffix) if part)
     return "_".join(part for part in (family, op, COMPUTE_TYPES[compute], suffix) if part)
 
@@ -286,7 +293,7 @@ def ensure_file(path: Path, text: str) -> None:
 
 
 def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, parallel: bool = True) -> ModuleType:
-    """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce", "matmul" or "extra").
+    """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce", "matmul", "extra" or "fused").
 
     ``compute`` ("float64" or "int64") is the type the kernels read values as; ``parallel`` picks the
     thread-pool build or the serial one. Raises ValueError for an unknown family, op or compute type.

@@ -10,9 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..autodiff import Context, is_grad_enabled
+from ..dtypes import get_default_dtype
 from ..errors import ShapeError
 from ..module import Module
 from ..tensor import Tensor
+from ..tensor_functions import TensorFunction
 from .common import tensor_args
 
 __all__ = [
@@ -26,6 +29,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 _SQRT1_2 = math.sqrt(0.5)
 _GELU_C = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _out(input: Tensor, result: Tensor, inplace: bool) -> Tensor:  # noqa: A002 - torch's name
@@ -41,12 +45,55 @@ def _need_dim(name: str, input: Tensor, dim: int | None) -> int:  # noqa: A002
 # --- softmax family ---
 
 
+class FusedSoftmax(TensorFunction):
+    """softmax(scale * x) along ``dim`` (``log``: log_softmax; ``causal``: entries above the diagonal of the last two
+    dims masked) in one backend kernel (``Backend.softmax``); backward in one more from the saved result y.
+
+    Under ``create_graph`` the backward is written with differentiable ops on y, which carries this node's history,
+    so second derivatives are exact: scale * y * (g - sum(g y)), or scale * (g - exp(y) sum(g)) for log."""
+
+    higher_order = True
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, dim: int, log: bool, scale: float, causal: bool) -> Tensor:  # type: ignore[override]
+        out = x.backend.empty(x.shape, x.dtype)
+        x.backend.softmax(x._data, dim, out, log, scale, causal)
+        y = Tensor(out, x.backend)
+        ctx.save_for_backward(y, dim, log, scale)
+        return y
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> Tensor:  # type: ignore[override]
+        y, dim, log, scale = ctx.saved_values
+        if is_grad_enabled():
+            gx = grad - y.exp() * grad.sum(dim, keepdim=True) if log else y * (grad - (grad * y).sum(dim, keepdim=True))
+            return gx * scale if scale != 1.0 else gx
+        out = y.backend.empty(y.shape, y.dtype)
+        y.backend.softmax_backward(grad._data, y._data, dim, out, log, scale)
+        return Tensor(out, y.backend)
+
+
+def fused_softmax(x: Tensor, dim: int, log: bool = False, scale: float = 1.0, causal: bool = False) -> Tensor:
+    """softmax(scale * x) (or log_softmax) along ``dim`` through :class:`FusedSoftmax`; float tensors of >= 1 dim.
+    ``causal`` masks entry j of row i (indices along the last two dims, ``dim`` the last) when j > i."""
+    if x.dims == 0 or x.dtype.kind != "f":
+        raise TypeError(f"fused_softmax needs a float tensor with >= 1 dim, got {x.dtype} of shape {x.shape}")
+    return FusedSoftmax.apply(x, dim, log, float(scale), causal)
+
+
+def _softmax_input(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:  # noqa: A002
+    d = _need_dim(name, input, dim)
+    return (input if dtype is None else input.to(dtype)), d
+
+
 @tensor_args("input")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """exp(x) / sum(exp(x)) along ``dim`` (cast to ``dtype`` first), with the row max subtracted so huge logits do
-    not overflow; -inf entries give 0, and a row of only -inf gives NaN, as in PyTorch."""
-    d = _need_dim("softmax", input, dim)
-    x = input if dtype is None else input.to(dtype)
+    not overflow; -inf entries give 0, and a row of only -inf gives NaN, as in PyTorch. One fused kernel each way
+    for float input (:func:`fused_softmax`)."""
+    x, d = _softmax_input("softmax", input, dim, dtype)
+    if x.dims and x.dtype.kind == "f":
+        return fused_softmax(x, d)
     e = (x - x.amax(d, keepdim=True).detach()).exp()
     return e / e.sum(d, keepdim=True)
 
@@ -54,9 +101,10 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 @tensor_args("input")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """x - logsumexp(x) along ``dim`` computed as z - log(sum(exp(z))) with z = x - max(x) (exact for huge logits;
-    -inf entries stay -inf with gradient passing; an all -inf row gives NaN, as in PyTorch)."""
-    d = _need_dim("log_softmax", input, dim)
-    x = input if dtype is None else input.to(dtype)
+    -inf entries stay -inf with gradient passing; an all -inf row gives NaN, as in PyTorch). Fused like softmax."""
+    x, d = _softmax_input("log_softmax", input, dim, dtype)
+    if x.dims and x.dtype.kind == "f":
+        return fused_softmax(x, d, log=True)
     z = x - x.amax(d, keepdim=True).detach()
     return z - z.exp().sum(d, keepdim=True).log()
 
@@ -126,16 +174,43 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _out(input, input.where(input > 0, input * negative_slope), inplace)
 
 
+class Gelu(TensorFunction):
+    """GELU as one backend call each way (``Backend.gelu``/``gelu_backward``: by default the element-wise ``gelu`` /
+    ``gelu_tanh`` ops and their ``*_back``); under
+    ``create_graph`` the derivative is built from differentiable ops (erf/exp, or tanh)."""
+
+    higher_order = True
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, tanh: bool) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x, tanh)
+        out = x.backend.empty(x.shape, x.dtype)
+        x.backend.gelu(x._data, out, "tanh" if tanh else "none")
+        return Tensor(out, x.backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> Tensor:  # type: ignore[override]
+        x, tanh = ctx.saved_values
+        if not is_grad_enabled():
+            out = x.backend.empty(x.shape, x.dtype)
+            x.backend.gelu_backward(grad._data, x._data, out, "tanh" if tanh else "none")
+            return Tensor(out, x.backend)
+        if tanh:
+            t = ((x + x * x * x * 0.044715) * _GELU_C).tanh()
+            slope = (t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * _GELU_C * (x * x * (3 * 0.044715) + 1.0)
+        else:
+            slope = ((x * _SQRT1_2).erf() + 1.0) * 0.5 + x * (x * x * -0.5).exp() * _INV_SQRT_2PI
+        return grad * slope
+
+
 @tensor_args("input")
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """GELU. ``approximate='none'`` (default, exact): x Phi(x) = 0.5 x (1 + erf(x / sqrt 2));
-    ``'tanh'``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    if approximate == "none":
-        return input * 0.5 * ((input * _SQRT1_2).erf() + 1.0)
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _GELU_C
-        return input * 0.5 * (inner.tanh() + 1.0)
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    ``'tanh'``: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). One fused kernel each way for float input."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    x = input if input.dtype.kind == "f" else input.to(get_default_dtype())
+    return Gelu.apply(x, approximate == "tanh")
 
 
 @tensor_args("input")

@@ -19,7 +19,7 @@ from ..errors import DTypeError, ShapeError
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
-from .activation import softmax
+from .activation import fused_softmax, softmax
 from .common import check_sizes, factory, tensor_args
 from .dropout import dropout
 from .linear import Linear, linear
@@ -70,12 +70,16 @@ def scaled_dot_product_attention(
     if is_causal and attn_mask is not None:
         raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal=True, not both")
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * factor
-    if is_causal:
-        scores = scores + _causal(query.shape[-2], key.shape[-2], scores)
-    elif attn_mask is not None:
-        scores = scores + _additive(attn_mask, scores, masked_when=False)
-    weights = softmax(scores, -1)
+    scores = query @ key.transpose(-2, -1)
+    if attn_mask is None and scores.dtype.kind == "f":  # scale and causal mask folded into one softmax kernel
+        weights = fused_softmax(scores, -1, scale=factor, causal=is_causal)
+    else:
+        scores = scores * factor
+        if is_causal:
+            scores = scores + _causal(query.shape[-2], key.shape[-2], scores)
+        elif attn_mask is not None:
+            scores = scores + _additive(attn_mask, scores, masked_when=False)
+        weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value

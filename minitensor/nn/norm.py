@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import no_grad
+from ..autodiff import Context, is_grad_enabled, no_grad
 from ..creation import empty, tensor, zeros
 from ..errors import ShapeError
 from ..module import Module, Parameter
 from ..tensor import Tensor
+from ..tensor_functions import TensorFunction
 from . import init
 from .common import check_sizes, factory, tensor_args
 
@@ -41,14 +42,67 @@ def _check_param(name: str, what: str, p: Tensor | None, shape: tuple[int, ...])
         raise ShapeError(f"{name}: {what} must have shape {shape}, got {p.shape}")
 
 
+class FusedLayerNorm(TensorFunction):
+    """layer_norm over the last dim in one backend kernel each way (``Backend.layer_norm`` and its backward), saving
+    the per-row mean and rstd. Under ``create_graph`` the backward is built from differentiable ops on the saved
+    input: with xhat = (x - mean) rstd and h = g w, dx = rstd (h - mean(h) - xhat mean(h xhat)), dw = sum g xhat,
+    db = sum g (sums over the rows)."""
+
+    higher_order = True
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, weight: Tensor | None, bias: Tensor | None, eps: float) -> Tensor:  # type: ignore[override]
+        be = x.backend
+        out, keep = be.empty(x.shape, x.dtype), x.shape[:-1] + (1,)
+        mean, rstd = be.empty(keep, x.dtype), be.empty(keep, x.dtype)
+        be.layer_norm(x._data, None if weight is None else weight._data, None if bias is None else bias._data, eps,
+                      out, mean, rstd)
+        ctx.save_for_backward(x, weight, mean, rstd, eps)
+        return Tensor(out, be)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:  # type: ignore[override]
+        x, weight, mean, rstd, eps = ctx.saved_values
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        n = x.shape[-1]
+        if is_grad_enabled():
+            centered = x - x.mean(-1, keepdim=True)
+            r = ((centered * centered).mean(-1, keepdim=True) + eps).rsqrt()
+            xhat = centered * r
+            h = grad * weight if weight is not None else grad
+            gx = (h - h.mean(-1, keepdim=True) - xhat * (h * xhat).mean(-1, keepdim=True)) * r
+            gw = (grad * xhat).reshape(-1, n).sum(0) if need_w else None
+            return gx if need_x else None, gw, grad.reshape(-1, n).sum(0) if need_b else None
+        be = x.backend
+        gx_d = be.empty(x.shape, x.dtype) if need_x else None
+        gw_d = be.empty((n,), weight.dtype) if need_w else None
+        gb_d = be.empty((n,), x.dtype) if need_b else None
+        be.layer_norm_backward(grad._data, x._data, mean, rstd, None if weight is None else weight._data, gx_d, gw_d, gb_d)
+        return tuple(None if d is None else Tensor(d, be) for d in (gx_d, gw_d, gb_d))  # type: ignore[return-value]
+
+
+def _fusable(x: Tensor, *params: Tensor | None) -> bool:
+    """Float x with >= 1 dim, and parameters of its backend and dtype: the fused kernels' domain."""
+    return x.dims > 0 and x.dtype.kind == "f" and all(
+        p is None or (p.backend is x.backend and p.dtype == x.dtype) for p in params)
+
+
 @tensor_args("input")
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
-    """(x - mean) / sqrt(var + eps) * weight + bias, mean and biased var over the trailing ``normalized_shape``."""
+    """(x - mean) / sqrt(var + eps) * weight + bias, mean and biased var over the trailing ``normalized_shape``.
+    Float input runs one fused kernel each way (:class:`FusedLayerNorm`, the trailing dims viewed as one)."""
     shape = _shape_tuple(normalized_shape)
     dims = _check_trailing("layer_norm", input, shape)
     _check_param("layer_norm", "weight", weight, shape)
     _check_param("layer_norm", "bias", bias, shape)
+    if _fusable(input, weight, bias):
+        if len(shape) == 1:
+            return FusedLayerNorm.apply(input, weight, bias, float(eps))
+        n = int(np.prod(shape))
+        flat = [None if p is None else p.reshape(n) for p in (weight, bias)]
+        out = FusedLayerNorm.apply(input.reshape(*input.shape[: input.dims - len(shape)], n), *flat, float(eps))
+        return out.reshape(*input.shape)
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
     out = centered * ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()

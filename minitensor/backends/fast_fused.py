@@ -1,0 +1,208 @@
+"""The ``fast`` backend's fused row ops (:class:`FusedKernels`, a mixin of FastBackend): softmax / log_softmax and
+layer_norm, forward and backward, one Numba kernel launch each (:mod:`minitensor.backends.fast_fused_kernels`)
+instead of the chain of element-wise kernels :class:`minitensor.backends.base.Backend` composes by default.
+
+Python here only plans a call: the dims other than the row dim, in their natural order, merged where contiguous for
+every operand (cached per layout), and the work split into chunks of whole rows. (This module cannot import the
+planning helpers of :mod:`minitensor.backends.fast`, which imports it; :data:`SERIAL_BELOW` is that module's
+threshold, and a test keeps the two equal.)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor_data import TensorData, normalize_dim
+from .base import Backend, strided_view
+from .fast_codegen import DEFAULT_COMPUTE, kernel_module
+
+SERIAL_BELOW = 1 << 15  # elements of work under which a kernel runs its serial build (fast.SERIAL_BELOW)
+PLAN_CACHE_SIZE = 512
+_plans: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
+_NO_PARAM = np.zeros(1, dtype=np.float64)  # stands in for an absent weight or bias (never read)
+
+
+def natural_rows(shape: tuple[int, ...], dim: int, operands: list[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Rows along ``dim``: (the other dims of size > 1 in row-major order, neighbours merged where contiguous for every
+    operand; one strides row per operand; number of chunks; rows per chunk). Operands share ``shape`` except along
+    ``dim``; a chunk holds at least ~16k elements of work. Cached per layout (kernels only read the arrays)."""
+    key = (shape, dim, *[x.strides for x in operands])
+    plan = _plans.get(key)
+    if plan is None:
+        merged: list[tuple[int, list[int]]] = []
+        for i, size in enumerate(shape):
+            if i == dim or size == 1:
+                continue
+            strides = [x.strides[i] for x in operands]
+            if merged and all(prev == cur * size for prev, cur in zip(merged[-1][1], strides)):
+                merged[-1] = (merged[-1][0] * size, strides)
+            else:
+                merged.append((size, strides))
+        merged = merged or [(1, [0] * len(operands))]
+        rows = np.array([size for size, _ in merged], dtype=np.int64)
+        table = np.array([[s[j] for _, s in merged] for j in range(len(operands))], dtype=np.int64)
+        total = math.prod(size for size, _ in merged)
+        wanted = max(1, min(total // max(1, 16384 // max(shape[dim], 1)), 256))
+        per_chunk = -(-total // wanted)
+        if len(_plans) >= PLAN_CACHE_SIZE:
+            _plans.clear()
+        plan = _plans[key] = (rows, table.reshape(len(operands), len(merged)), -(-total // per_chunk), per_chunk)
+    return plan
+
+
+def launch(work: int, kernel: str, *args: object) -> None:
+    """Call ``kernel`` of the fused kernel module: its parallel build for SERIAL_BELOW units of work or more."""
+    getattr(kernel_module("fused", "", DEFAULT_COMPUTE, parallel=work >= SERIAL_BELOW), kernel)(*args)
+
+
+def _positive_step(backend: Backend, data: TensorData, dim: int) -> TensorData:
+    """``data`` itself when its stride along ``dim`` is >= 1 (or the dim has length <= 1), else a contiguous copy
+    (an expanded or flipped operand): the row kernels slice rows with a positive step."""
+    return data if data.shape[dim] <= 1 or data.strides[dim] >= 1 else backend._copy(data)
+
+
+def _step(data: TensorData, dim: int) -> int:
+    """``data``'s stride along ``dim``, 1 for a dim of length <= 1 (never stepped)."""
+    return data.strides[dim] if data.shape[dim] > 1 else 1
+
+
+_masks: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _above_diagonal(rows: int, cols: int) -> np.ndarray:
+    """The (rows, cols) bool mask of entries j > i (cached; read-only)."""
+    mask = _masks.get((rows, cols))
+    if mask is None:
+        mask = _masks[(rows, cols)] = ~np.tri(rows, cols, dtype=np.bool_)
+        mask.flags.writeable = False
+    return mask
+
+
+FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class FusedKernels(Backend):
+    """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage: softmax as a
+    few in-place NumPy passes on strided views (whose SIMD exp is ~10x a Numba ``math.exp`` per element here),
+    layer_norm as one Numba row kernel each way, float32 GELU as NumPy's exp plus one Numba pass. Other dtypes and
+    layouts take the composed defaults."""
+
+    def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
+                causal: bool = False) -> None:
+        if out.size == 0:
+            return
+        if a.dtype != out.dtype or out.dtype not in FLOATS or a.dims == 0:
+            super().softmax(a, dim, out, log, scale, causal)
+            return
+        dim = normalize_dim(dim, a.dims)
+        x, o = strided_view(a), strided_view(out, writeable=True)
+        with np.errstate(all="ignore"):  # IEEE: inf - inf is NaN (a row of only -inf gives NaN), no warnings
+            if scale != 1.0:
+                np.multiply(x, o.dtype.type(scale), out=o)
+            else:
+                np.copyto(o, x)
+            if causal:
+                np.copyto(o, -np.inf, where=_above_diagonal(a.shape[-2], a.shape[-1]))
+            np.subtract(o, o.max(axis=dim, keepdims=True), out=o)
+            if log:
+                total = np.exp(o).sum(axis=dim, keepdims=True)
+                np.subtract(o, np.log(total, out=total), out=o)
+            else:
+                np.exp(o, out=o)
+                np.divide(o, o.sum(axis=dim, keepdims=True), out=o)
+
+    def softmax_backward(self, grad: TensorData, out: TensorData, dim: int, grad_input: TensorData, log: bool = False,
+                         scale: float = 1.0) -> None:
+        if grad_input.size == 0:
+            return
+        if not grad.dtype == out.dtype == grad_input.dtype or out.dtype not in FLOATS or out.dims == 0:
+            super().softmax_backward(grad, out, dim, grad_input, log, scale)
+            return
+        dim = normalize_dim(dim, out.dims)
+        g, y, gi = strided_view(grad), strided_view(out), strided_view(grad_input, writeable=True)
+        with np.errstate(all="ignore"):
+            if log:
+                np.exp(y, out=gi)
+                np.multiply(gi, g.sum(axis=dim, keepdims=True), out=gi)
+                np.subtract(g, gi, out=gi)
+            else:
+                np.multiply(g, y, out=gi)
+                np.subtract(g, gi.sum(axis=dim, keepdims=True), out=gi)
+                np.multiply(gi, y, out=gi)
+            if scale != 1.0:
+                np.multiply(gi, gi.dtype.type(scale), out=gi)
+
+    def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
+                   out: TensorData, mean: TensorData, rstd: TensorData) -> None:
+        if a.size == 0:
+            return
+        d = a.dims - 1
+        a = _positive_step(self, a, d)
+        rows, strides, n_chunks, per_chunk = natural_rows(a.shape, d, [out, a, mean, rstd])
+        w = _NO_PARAM if weight is None else self._dense(weight)
+        b = _NO_PARAM if bias is None else self._dense(bias)
+        args = (a.storage, w, b, out.storage, mean.storage, rstd.storage, rows, strides, a.shape[d], _step(a, d),
+                _step(out, d), n_chunks, per_chunk, float(eps), weight is not None, bias is not None)
+        launch(a.size, "layer_norm_kernel", *args)
+
+    def layer_norm_backward(self, grad: TensorData, a: TensorData, mean: TensorData, rstd: TensorData,
+                            weight: TensorData | None, grad_input: TensorData | None, grad_weight: TensorData | None,
+                            grad_bias: TensorData | None) -> None:
+        d, n = a.dims - 1, a.shape[-1]
+        if a.size == 0:
+            super().layer_norm_backward(grad, a, mean, rstd, weight, grad_input, grad_weight, grad_bias)
+            return
+        grad = _positive_step(self, grad if grad.shape == a.shape else grad.expand(a.shape), d)
+        a = _positive_step(self, a, d)
+        gi = grad_input if grad_input is not None else grad  # a placeholder, never written when not needed
+        rows, strides, n_chunks, per_chunk = natural_rows(a.shape, d, [gi, grad, a, mean, rstd])
+        need_params = grad_weight is not None or grad_bias is not None
+        partials = np.zeros((n_chunks, 2, n) if need_params else (n_chunks, 2, 1), dtype=np.float64)
+        w = _NO_PARAM if weight is None else self._dense(weight)
+        args = (grad.storage, a.storage, mean.storage, rstd.storage, w, gi.storage, partials, rows, strides, n,
+                _step(grad, d), _step(a, d), _step(gi, d), n_chunks, per_chunk, weight is not None,
+                grad_input is not None, need_params)
+        launch(a.size, "layer_norm_backward_kernel", *args)
+        if need_params:
+            sums = partials.sum(axis=0)
+            for target, values in ((grad_weight, sums[0]), (grad_bias, sums[1])):
+                if target is not None:
+                    strided_view(target, writeable=True)[...] = values
+
+    def gelu(self, a: TensorData, out: TensorData, approximate: str = "none") -> None:
+        if not self._gelu_fast(approximate, a, out):
+            super().gelu(a, out, approximate)
+            return
+        x = a.storage
+        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), x, out.storage, False)
+
+    def gelu_backward(self, grad: TensorData, a: TensorData, grad_input: TensorData, approximate: str = "none") -> None:
+        if not self._gelu_fast(approximate, a, grad_input, grad):
+            super().gelu_backward(grad, a, grad_input, approximate)
+            return
+        x = a.storage
+        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), grad.storage, grad_input.storage, True)
+
+    @staticmethod
+    def _gelu_fast(approximate: str, *operands: TensorData) -> bool:
+        """The float32 exact GELU kernel's domain: contiguous float32 operands of one shape, whole storages."""
+        first = operands[0]
+        return approximate == "none" and first.size > 0 and all(
+            x.dtype == np.float32 and x.shape == first.shape and x.is_contiguous() and x.storage.size == x.size
+            for x in operands)
+
+    @staticmethod
+    def _half_gauss(x: np.ndarray) -> np.ndarray:
+        """exp(-x^2 / 2) by NumPy's SIMD loops."""
+        e = np.multiply(x, x)
+        np.multiply(e, np.float32(-0.5), out=e)
+        with np.errstate(all="ignore"):
+            return np.exp(e, out=e)
+
+    def _dense(self, p: TensorData) -> np.ndarray:
+        """A 1-D parameter as a contiguous NumPy array (its own storage when it already is one)."""
+        if p.is_contiguous() and p.storage.size == p.size:
+            return p.storage
+        return strided_view(p).copy()

@@ -1,0 +1,167 @@
+"""Numba kernels of the ``fast`` backend for torch eager's composite ops: layer_norm forward and backward (one pass
+per row instead of a chain of element-wise kernels) and the float32 GELU (one element-wise pass).
+
+Copied by :mod:`minitensor.backends.fast_codegen` into the fingerprinted cache directory (family "fused") and
+imported from there, like :mod:`minitensor.backends.fast_extra_kernels`, so the compiled code is cached on disk.
+Values are read as float64 and converted on store to the output's dtype; arithmetic follows IEEE (``error_model=
+"numpy"``: x / 0 is inf or NaN, never an exception).
+
+Row kernels walk rows along the last dim: ``shape``/``strides`` describe the coalesced other dims (one row of strides
+per operand), chunks hold ``per_chunk`` rows, and the per-operand stride along the row (>= 1, the caller copies
+other layouts) is passed separately. A row is handed to a helper as a 1-D slice, unit-stride when every operand is,
+so LLVM vectorizes the common contiguous case. One thread does a whole row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from minitensor.backends.fast_kernels import advance, start_positions
+
+# Rebound to "serial" for the thread-pool-free build (see fast_codegen).
+PARALLEL = "parallel"
+ERF_P = 0.3275911  # erf(z) ~ 1 - t (a1 + t (a2 + ...)) e^(-z^2), t = 1 / (1 + p z): Abramowitz & Stegun 7.1.26,
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)  # |error| < 1.5e-7
+INV_SQRT_2PI = 0.3989422804014327
+SQRT1_2 = 0.7071067811865476
+
+
+@njit(inline="always")
+def row(values, start, length, step):
+    """The ``length`` elements of ``values`` from ``start`` on, ``step`` apart (``step`` >= 1)."""
+    if step == 1:
+        return values[start : start + length]
+    return values[start : start + (length - 1) * step + 1 : step]
+
+
+@njit(error_model="numpy")
+def layer_norm_row(x, w, b, out, eps, has_weight, has_bias):
+    """Normalize one row: returns (mean, rstd) and writes (x - mean) rstd w + b into ``out``."""
+    n = x.size
+    acc = 0.0
+    for k in range(n):
+        acc += x[k]
+    mu = acc / n
+    acc = 0.0
+    for k in range(n):
+        d = x[k] - mu
+        acc += d * d
+    r = 1.0 / math.sqrt(acc / n + eps)
+    for k in range(n):
+        v = (x[k] - mu) * r
+        if has_weight:
+            v *= w[k]
+        if has_bias:
+            v += b[k]
+        out[k] = v
+    return mu, r
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, sa, so, n_chunks, per_chunk, eps,
+                      has_weight, has_bias):
+    """Rows of ``length`` along the last dim: mean, rstd = 1 / sqrt(biased var + eps), out = (a - mean) rstd w + b.
+
+    ``strides`` rows are (out, a, mean, rstd); ``weight``/``bias`` are contiguous (length,) arrays.
+    """
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    unit = sa == 1 and so == 1
+    for c in prange(n_chunks):
+        r0 = c * per_chunk
+        r1 = min(r0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(4, np.int64)
+        start_positions(r0, shape, strides, index, pos)
+        for _ in range(r0, r1):
+            if unit:
+                mu, r = layer_norm_row(a[pos[1] : pos[1] + length], weight, bias, out[pos[0] : pos[0] + length], eps,
+                                       has_weight, has_bias)
+            else:
+                mu, r = layer_norm_row(row(a, pos[1], length, sa), weight, bias, row(out, pos[0], length, so), eps,
+                                       has_weight, has_bias)
+            mean[pos[2]] = mu
+            rstd[pos[3]] = r
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(error_model="numpy")
+def layer_norm_backward_row(g, x, w, gi, mu, r, partial, has_weight, need_input, need_params):
+    """One row of the layer_norm backward: gi = r (h - mean(h) - xhat mean(h xhat)) with h = g w, xhat = (x - mu) r;
+    adds g xhat and g into ``partial[0]`` and ``partial[1]``."""
+    n = x.size
+    m1 = 0.0
+    m2 = 0.0
+    for k in range(n):
+        xhat = (x[k] - mu) * r
+        h = g[k] * w[k] if has_weight else np.float64(g[k])
+        m1 += h
+        m2 += h * xhat
+        if need_params:
+            partial[0, k] += g[k] * xhat
+            partial[1, k] += g[k]
+    if need_input:
+        m1 /= n
+        m2 /= n
+        for k in range(n):
+            xhat = (x[k] - mu) * r
+            h = g[k] * w[k] if has_weight else np.float64(g[k])
+            gi[k] = r * (h - m1 - xhat * m2)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials, shape, strides, length, sg, sa, sgi,
+                               n_chunks, per_chunk, has_weight, need_input, need_params):
+    """Rows of ``length``: the layer_norm gradients (see ``layer_norm_backward_row``); ``strides`` rows are
+    (grad_input, grad, a, mean, rstd). Chunk c adds its rows' g * xhat and g into ``partials[c]`` (float64, zeroed by
+    the caller, who sums them into the weight and bias gradients)."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    unit = sg == 1 and sa == 1 and sgi == 1
+    for c in prange(n_chunks):
+        r0 = c * per_chunk
+        r1 = min(r0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(5, np.int64)
+        start_positions(r0, shape, strides, index, pos)
+        partial = partials[c]
+        for _ in range(r0, r1):
+            mu = np.float64(mean[pos[3]])
+            r = np.float64(rstd[pos[4]])
+            if unit:
+                layer_norm_backward_row(grad[pos[1] : pos[1] + length], a[pos[2] : pos[2] + length], weight,
+                                        grad_input[pos[0] : pos[0] + length], mu, r, partial, has_weight, need_input,
+                                        need_params)
+            else:
+                layer_norm_backward_row(row(grad, pos[1], length, sg), row(a, pos[2], length, sa), weight,
+                                        row(grad_input, pos[0], length, sgi), mu, r, partial, has_weight, need_input,
+                                        need_params)
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(inline="always")
+def normal_cdf(x, e):
+    """Phi(x) = (1 + erf(x / sqrt 2)) / 2 from ``e`` = exp(-x^2 / 2), erf by Abramowitz & Stegun 7.1.26."""
+    t = 1.0 / (1.0 + ERF_P * SQRT1_2 * abs(x))
+    tail = t * (ERF_A[0] + t * (ERF_A[1] + t * (ERF_A[2] + t * (ERF_A[3] + t * ERF_A[4])))) * e
+    return 1.0 - 0.5 * tail if x >= 0 else 0.5 * tail
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def gelu_float32_kernel(x, e, grad, out, backward):
+    """Contiguous float32 GELU with ``e`` = exp(-x^2 / 2) precomputed (NumPy's SIMD exp): out = x Phi(x), or with
+    ``backward`` out = grad (Phi(x) + x phi(x)); |error of Phi| < 1e-7, like torch's own float32 kernel."""
+    for i in prange(x.size):
+        v = np.float64(x[i])
+        cdf = normal_cdf(v, e[i])
+        if backward:
+            out[i] = grad[i] * (cdf + v * e[i] * INV_SQRT_2PI)
+        else:
+            out[i] = v * cdf

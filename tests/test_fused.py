@@ -1,0 +1,187 @@
+"""The fused ops (softmax / log_softmax, scaled_dot_product_attention's scaled causal softmax, layer_norm, GELU): forward
+values and gradients against PyTorch on every backend (the ``simple`` and ``cuda`` backends run the composed defaults
+of ``Backend``, ``fast`` its Numba row kernels), over non-contiguous inputs, dims other than the last, zero-size dims,
+float32 and float64, -inf entries, the parallel kernel builds, and second derivatives (``create_graph``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import minitensor as mt
+from minitensor.backends import fast, fast_fused
+from minitensor.nn import functional as F  # noqa: N812
+
+FLOATS = [(mt.float32, torch.float32, 2e-5), (mt.float64, torch.float64, 1e-10)]
+
+
+def pair(array: np.ndarray, backend: str, dtype: Any, tdtype: Any, grad: bool = True) -> tuple[mt.Tensor, torch.Tensor]:
+    """The same values as a minitensor and a torch tensor (both leaves requiring grad when ``grad``)."""
+    return (mt.tensor(array, dtype=dtype, backend=backend, requires_grad=grad),
+            torch.tensor(array, dtype=tdtype, requires_grad=grad))
+
+
+def close(ours: mt.Tensor | None, theirs: torch.Tensor | None, tol: float) -> None:
+    assert ours is not None and theirs is not None
+    expected = theirs.detach().numpy()
+    got = ours.to_numpy()
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol, equal_nan=True)
+
+
+def check(backend: str, arrays: list[np.ndarray], ours: Callable[..., mt.Tensor], theirs: Callable[..., torch.Tensor],
+          dtype: Any, tdtype: Any, tol: float, seed: int = 0) -> None:
+    """Forward of ``ours``/``theirs`` on the same inputs, then the gradients of every input for a random upstream
+    gradient (finite entries only)."""
+    pairs = [pair(a, backend, dtype, tdtype) for a in arrays]
+    out, tout = ours(*[p[0] for p in pairs]), theirs(*[p[1] for p in pairs])
+    close(out, tout, tol)
+    upstream = np.random.default_rng(seed).normal(size=tout.shape)
+    out.backward(mt.tensor(upstream, dtype=dtype, backend=backend))
+    tout.backward(torch.tensor(upstream, dtype=tdtype))
+    for (x, tx) in pairs:
+        close(x.grad, tx.grad, tol)
+
+
+# --- softmax family ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+def test_softmax_matches_torch_over_layouts(backend: str, log: bool, dtype: Any, tdtype: Any, tol: float) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(3, 4, 5)) * 3
+    ours, theirs = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
+    for dim in (-1, 1, 0):
+        check(backend, [x], lambda a, d=dim: ours(a, dim=d), lambda a, d=dim: theirs(a, dim=d), dtype, tdtype, tol)
+    # a non-contiguous input (a transposed view) along its now-strided last dim
+    check(backend, [x], lambda a: ours(a.transpose(0, 2), dim=-1), lambda a: theirs(a.transpose(0, 2), dim=-1),
+          dtype, tdtype, tol)
+    # a broadcast upstream gradient reaches the backward kernel with stride 0 along the row
+    a, ta = pair(x[0], backend, dtype, tdtype)
+    ours(a, dim=-1).sum().backward()
+    theirs(ta, dim=-1).sum().backward()
+    close(a.grad, ta.grad, tol)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_of_minus_inf_and_zero_size(backend: str, log: bool) -> None:
+    inf = np.inf
+    x = np.array([[0.5, -inf, 2.0, -inf], [-inf, -inf, -inf, -inf], [1e30, -1e30, 3.0, 0.0]])
+    ours, theirs = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
+    a, ta = pair(x, backend, mt.float64, torch.float64)
+    out, tout = ours(a, dim=1), theirs(ta, dim=1)
+    close(out, tout, 1e-12)  # the all -inf row is NaN, as in torch
+    out[0].sum().backward()
+    tout[0].sum().backward()
+    close(a.grad[0], ta.grad[0], 1e-12)
+    for shape, dim in (((0, 4), -1), ((3, 0), -1), ((3, 0), 0), ((2, 0, 3), 2)):
+        check(backend, [np.zeros(shape)], lambda v, d=dim: ours(v, dim=d), lambda v, d=dim: theirs(v, dim=d),
+              mt.float32, torch.float32, 1e-6)
+
+
+def test_softmax_parallel_build_and_serial_threshold() -> None:
+    """Rows enough to take the thread-pool build (>= SERIAL_BELOW elements), and the threshold kept in step."""
+    assert fast_fused.SERIAL_BELOW == fast.SERIAL_BELOW
+    x = np.random.default_rng(2).normal(size=(300, 130))
+    for ours, theirs in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
+        check("fast", [x], lambda a, o=ours: o(a, dim=-1), lambda a, t=theirs: t(a, dim=-1), mt.float64,
+              torch.float64, 1e-10)
+
+
+# --- attention: scale and causal mask folded into the softmax ------------------------------------------
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+def test_attention_matches_torch(backend: str, causal: bool, dtype: Any, tdtype: Any, tol: float) -> None:
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 5, 4)), rng.normal(size=(2, 2, 5, 3))
+    for scale in (None, 0.3):
+        check(backend, [q, k, v],
+              lambda a, b, c, s=scale: F.scaled_dot_product_attention(a, b, c, is_causal=causal, scale=s),
+              lambda a, b, c, s=scale: torch.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=causal, scale=s),
+              dtype, tdtype, tol)
+    # the GPT's layout: heads as strided views of one projection
+    qkv = rng.normal(size=(2, 3, 3 * 4))
+
+    def heads(lib_split: Callable[..., Any], t: Any, sdpa: Callable[..., Any]) -> Any:
+        parts = lib_split(t)
+        a, b, c = (p.reshape(2, 3, 2, 2).transpose(1, 2) for p in parts)
+        return sdpa(a, b, c, is_causal=causal)
+
+    check(backend, [qkv], lambda t: heads(lambda u: u.split(4, dim=2), t, F.scaled_dot_product_attention),
+          lambda t: heads(lambda u: u.split(4, dim=2), t, torch.nn.functional.scaled_dot_product_attention),
+          dtype, tdtype, tol)
+
+
+# --- layer_norm ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+def test_layer_norm_matches_torch(backend: str, dtype: Any, tdtype: Any, tol: float) -> None:
+    rng = np.random.default_rng(4)
+    x, w, b = rng.normal(size=(3, 2, 5)) * 2 + 1, rng.normal(size=5), rng.normal(size=5)
+    tln = torch.nn.functional.layer_norm
+    check(backend, [x, w, b], lambda a, ww, bb: F.layer_norm(a, (5,), ww, bb),
+          lambda a, ww, bb: tln(a, (5,), ww, bb), dtype, tdtype, tol)
+    check(backend, [x], lambda a: F.layer_norm(a, 5, eps=0.1), lambda a: tln(a, (5,), eps=0.1), dtype, tdtype, tol)
+    check(backend, [x, w], lambda a, ww: F.layer_norm(a.transpose(0, 2), (3,), ww[:3]),
+          lambda a, ww: tln(a.transpose(0, 2), (3,), ww[:3]), dtype, tdtype, tol)  # strided rows and weight
+    w2 = rng.normal(size=(2, 5))
+    check(backend, [x, w2], lambda a, ww: F.layer_norm(a, (2, 5), ww), lambda a, ww: tln(a, (2, 5), ww),
+          dtype, tdtype, tol)  # two normalized dims
+    check(backend, [np.zeros((0, 5)), w, b], lambda a, ww, bb: F.layer_norm(a, 5, ww, bb),
+          lambda a, ww, bb: tln(a, (5,), ww, bb), dtype, tdtype, tol)  # no rows: zero parameter gradients
+
+
+def test_layer_norm_parallel_build() -> None:
+    rng = np.random.default_rng(5)
+    x, w, b = rng.normal(size=(600, 64)), rng.normal(size=64), rng.normal(size=64)
+    check("fast", [x, w, b], lambda a, ww, bb: F.layer_norm(a, 64, ww, bb),
+          lambda a, ww, bb: torch.nn.functional.layer_norm(a, (64,), ww, bb), mt.float64, torch.float64, 1e-10)
+
+
+# --- GELU ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+def test_gelu_matches_torch(backend: str, approximate: str, dtype: Any, tdtype: Any, tol: float) -> None:
+    x = np.concatenate([np.linspace(-9, 9, 19), [-40.0, 40.0, 0.0]]).reshape(2, 11)
+    check(backend, [x], lambda a: F.gelu(a.t(), approximate=approximate),
+          lambda a: torch.nn.functional.gelu(a.t(), approximate=approximate), dtype, tdtype, tol)
+    special = np.array([np.inf, -np.inf, np.nan])  # (torch's float32 kernel gives NaN at +inf, its float64 one inf)
+    a, ta = pair(special, backend, mt.float64, torch.float64)
+    close(F.gelu(a, approximate=approximate), torch.nn.functional.gelu(ta, approximate=approximate), tol)
+
+
+# --- second derivatives -----------------------------------------------------------------------------------
+
+
+def test_second_derivatives_match_torch() -> None:
+    """create_graph through every fused op gives torch's gradient penalty gradients (fast, float64)."""
+    rng = np.random.default_rng(6)
+    arrays = [rng.normal(size=(2, 3, 4)), rng.normal(size=4), rng.normal(size=4), rng.normal(size=(2, 3, 4))]
+
+    def penalty(lib: Any, x: Any, w: Any, b: Any, k: Any) -> Any:
+        fn = F if lib is mt else torch.nn.functional
+        h = fn.layer_norm(x, (4,), w, b)
+        h = fn.gelu(h) + fn.gelu(h * 0.5, approximate="tanh")
+        att = fn.scaled_dot_product_attention(h, k, h, is_causal=True)
+        y = (fn.softmax(att, dim=-1) * 2 + fn.log_softmax(att, dim=1)).sum()
+        grads = lib.autograd.grad(y, [x, w, b, k], create_graph=True)
+        return sum((g * g).sum() for g in grads)
+
+    ours = [mt.tensor(a, dtype=mt.float64, backend="fast", requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    p, tp = penalty(mt, *ours), penalty(torch, *theirs)
+    close(p, tp, 1e-9)
+    p.backward()
+    tp.backward()
+    for x, tx in zip(ours, theirs):
+        close(x.grad, tx.grad, 1e-9)
