@@ -32,6 +32,7 @@ try:
 except BackendUnavailableError as error:  # numba.cuda imported earlier without the simulator, no GPU
     pytest.skip(f"cuda backend unavailable: {error}", allow_module_level=True)
 
+from minitensor.backends import cuda_plan  # noqa: E402
 from minitensor.backends import simple as simple_module  # noqa: E402
 
 CUDA = cuda_module.backend
@@ -206,6 +207,49 @@ def test_map_zip_permuted_broadcast_strided_out(shape: tuple[int, ...], data: st
     assert_same(cu_o, si_o, rtol=1e-6)
 
 
+def test_layouts_coalesce_to_the_flat_path() -> None:
+    """Dense operands of one layout take the flat kernel (dims 0) even when permuted; others coalesce their dims."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    a, b = device(x), device(x + 1)
+    out = CUDA.empty((2, 3, 4), np.float64)
+    assert cuda_plan.layout(out, (a, b))[0] == 0
+    ta, tb, tout = device(x, (2, 0, 1)), device(x + 1, (2, 0, 1)), CUDA.empty((3, 4, 2), np.float64).permute(2, 0, 1)
+    assert cuda_plan.layout(tout, (ta, tb))[0] == 0
+    CUDA.zip("add", ta, tb, tout)
+    np.testing.assert_array_equal(CUDA.to_numpy(tout), x + x + 1)
+    row = device(np.arange(4.0))
+    dims, (shape, *strides) = cuda_plan.layout(out, (a, row))
+    assert dims == 2 and shape == (6, 4) and strides == [(4, 1), (4, 1), (0, 1)]  # (2, 3) merged, row broadcast
+    assert cuda_plan.layout(out, (device(x[0, 0, 0]),))[0] == 1  # a 0-d operand: one dim, stride 0
+
+
+def test_float32_tensors_compute_in_float32() -> None:
+    """float32 in, float32 out: float32 arithmetic; exact ops give the bits of float64 arithmetic rounded to float32
+    (the simple reference), other ops are within a few float32 ulps."""
+    rng = np.random.default_rng(13)
+    x = (rng.standard_normal(40) * 10.0 ** rng.integers(-20, 20, 40)).astype(np.float32)
+    y = (rng.standard_normal(40) * 10.0 ** rng.integers(-20, 20, 40)).astype(np.float32)
+    x[:6], y[:6] = [0.0, -0.0, np.inf, np.nan, 1.0, 3e38], [0.0, 1.0, -np.inf, 2.0, 0.0, 3e38]
+    f32 = np.dtype(np.float32)
+    assert cuda_plan.compute_type(CUDA.empty((40,), f32), device(x), device(y > 0)) == "float32"
+    assert cuda_plan.compute_type(CUDA.empty((40,), np.dtype(np.float64)), device(x), device(y)) == "float64"
+    assert cuda_plan.compute_type(CUDA.empty((40,), f32), device(x), device(y.astype(np.int32))) == "float64"
+    for op in ("add", "sub", "mul", "div", "max", "min"):
+        cu_o, si_o = CUDA.empty((40,), f32), SIMPLE.empty((40,), f32)
+        CUDA.zip(op, device(x), device(y), cu_o)
+        with np.errstate(all="ignore"):  # the reference overflows to inf in NumPy scalars
+            SIMPLE.zip(op, SIMPLE.from_numpy(x), SIMPLE.from_numpy(y), si_o)
+        got, want = CUDA.to_numpy(cu_o), SIMPLE.to_numpy(si_o)
+        same = (got.view(np.int32) == want.view(np.int32)) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), f"{op}: {got[~same]} vs {want[~same]}"
+    for op, rtol in (("sqrt", 0.0), ("neg", 0.0), ("exp", 3e-7), ("tanh", 3e-7)):
+        arg = np.abs(x) if op == "sqrt" else np.clip(x, -50, 50)
+        cu_o, si_o = CUDA.empty((40,), f32), SIMPLE.empty((40,), f32)
+        CUDA.map(op, device(arg), cu_o)
+        SIMPLE.map(op, SIMPLE.from_numpy(arg), si_o)
+        np.testing.assert_allclose(CUDA.to_numpy(cu_o), SIMPLE.to_numpy(si_o), rtol=rtol, atol=0, err_msg=op)
+
+
 def test_map_casts_on_store() -> None:
     x = np.array([1.0 + 1e-12, 2.5, -3.25])
     out = CUDA.empty((3,), np.float32)
@@ -302,8 +346,11 @@ def test_bool_inputs_compute_as_integers() -> None:
 # --- reduce -------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("thread_rows", [64, 1])
 @pytest.mark.parametrize("op", sorted(REDUCE_OPS))
-def test_reduce_every_op_every_dim(op: str) -> None:
+def test_reduce_every_op_every_dim(monkeypatch: pytest.MonkeyPatch, op: str, thread_rows: int) -> None:
+    """Warp kernel (default) and, with THREAD_ROWS_MIN = 1, the thread kernel for the dims that are not innermost."""
+    monkeypatch.setattr(cuda_plan, "THREAD_ROWS_MIN", thread_rows)
     x = np.random.default_rng(2).uniform(0.5, 1.5, size=(4, 2, 3))
     for dim in range(3):
         order = (2, 0, 1)  # reduce a permuted view too
@@ -317,21 +364,25 @@ def test_reduce_every_op_every_dim(op: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("block", "chunks", "shape", "dim"),
+    ("caps", "shape", "dim", "kind"),
     [
-        (32, 4, (2, 1500), 1),  # 47 blocks' worth, 4 chunks: threads loop, then a second pass
-        (4, 16, (1500,), 0),  # three passes: 1500 -> 16 partials -> 4 -> 1
-        (8, 1024, (37, 2), 0),  # chunks along a non-last dim, two passes
+        ({}, (3, 37), 1, "warp"),  # a warp per row, lanes loop over the row
+        ({"WARP_ROW_MAX": 8, "TARGET_BLOCKS": 64, "MIN_CHUNK_PER_THREAD": 1, "MAX_REDUCE_CHUNKS": 4}, (2, 150), 1, "block"),
+        ({"WARP_ROW_MAX": 4, "TARGET_BLOCKS": 64, "MIN_CHUNK_PER_THREAD": 1}, (150,), 0, "block"),  # 9 chunks, 2 block passes
+        ({"THREAD_ROWS_MIN": 2, "TARGET_THREADS": 64, "MIN_CHUNK": 2}, (37, 3), 0, "thread"),  # split rows along dim 0
     ],
 )
-def test_reduce_longer_than_a_block(monkeypatch: pytest.MonkeyPatch, block: int, chunks: int, shape: tuple, dim: int) -> None:
-    monkeypatch.setattr(cuda_module, "REDUCE_BLOCK", block)
-    monkeypatch.setattr(cuda_module, "MAX_REDUCE_CHUNKS", chunks)
+def test_reduce_kernels_and_chunked_passes(monkeypatch: pytest.MonkeyPatch, caps: dict, shape: tuple, dim: int, kind: str) -> None:
+    """Each reduction kernel (caps lowered to reach it at tiny sizes), rows split into chunks and reduced again."""
+    for name, value in caps.items():
+        monkeypatch.setattr(cuda_plan, name, value)
     x = np.random.default_rng(3).standard_normal(shape)
     out_shape = shape[:dim] + (1,) + shape[dim + 1 :]
+    a = CUDA.from_numpy(x)
+    assert cuda_plan.reduce_launch(a, dim, int(np.prod(out_shape)))[0] == kind
     for op, fn in (("sum", np.sum), ("max", np.max)):
         out = CUDA.empty(out_shape, np.float32)
-        CUDA.reduce(op, CUDA.from_numpy(x), dim, out)
+        CUDA.reduce(op, a, dim, out)
         np.testing.assert_allclose(CUDA.to_numpy(out), fn(x, axis=dim, keepdims=True).astype(np.float32), rtol=1e-5)
 
 
@@ -354,9 +405,9 @@ def test_reduce_float32_input() -> None:
 
 @pytest.mark.parametrize("op", sorted(REDUCE_OPS))
 def test_reduce_int64_exact_and_multi_pass(monkeypatch: pytest.MonkeyPatch, op: str) -> None:
-    """Three passes (block 4, 2 chunks) through int64 scratch partials, exact near 2**62."""
-    monkeypatch.setattr(cuda_module, "REDUCE_BLOCK", 4)
-    monkeypatch.setattr(cuda_module, "MAX_REDUCE_CHUNKS", 2)
+    """Two passes (a block per row in 2 chunks, then a warp per row) through int64 scratch partials, exact near 2**62."""
+    for name, value in (("WARP_ROW_MAX", 2), ("TARGET_BLOCKS", 8), ("MIN_CHUNK_PER_THREAD", 1), ("MAX_REDUCE_CHUNKS", 2)):
+        monkeypatch.setattr(cuda_plan, name, value)
     x = np.ones((2, 19), dtype=np.int64)
     if op == "prod":  # products of about 61 bits
         x[0, 3], x[0, 11], x[1, 17], x[1, 0] = 2**31 + 1, 2**30 - 1, -(2**40) - 1, 2**20 + 3
@@ -392,21 +443,33 @@ def run_matmul(a: np.ndarray, b: np.ndarray, out_shape: tuple[int, ...], dtype: 
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_matmul_sizes_not_multiple_of_tile(monkeypatch: pytest.MonkeyPatch, dtype: type) -> None:
-    monkeypatch.setattr(cuda_module, "TILE", 4)  # several tiles in every direction, fast in the simulator
-    rng = np.random.default_rng(5)
+def test_matmul_sizes_not_multiple_of_tile(dtype: type) -> None:
+    rng = np.random.default_rng(5)  # the simulator's 4x4 tiles: several in every direction
     run_matmul(rng.standard_normal((5, 9)), rng.standard_normal((9, 7)), (5, 7), dtype)
     run_matmul(rng.standard_normal((1, 3)), rng.standard_normal((3, 1)), (1, 1), dtype, transpose_b=True)
 
 
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_matmul_default_tile(dtype: type) -> None:
+@pytest.mark.parametrize(("tile", "large_from"), [((6, 4, 3, 3, 2), 1), ((2, 6, 4, 1, 3), 1000), ((2, 4, 2, 2, 2), 1)])
+def test_matmul_register_blocks_and_layouts(monkeypatch: pytest.MonkeyPatch, tile: tuple, large_from: int) -> None:
+    """Other tile shapes (rectangular, per-thread blocks of several rows and columns), through the large or the
+    small tile; a and b in both layouts (row-major loads along k / n, column-major across)."""
+    monkeypatch.setattr(cuda_plan, "LARGE_FROM", large_from)
+    monkeypatch.setattr(cuda_plan, "MATMUL_LARGE" if large_from == 1 else "MATMUL_SMALL", tile)
     rng = np.random.default_rng(6)
-    run_matmul(rng.standard_normal((3, 18)), rng.standard_normal((18, 2)), (3, 2), dtype, transpose_b=True)
+    a, b = rng.standard_normal((7, 5)), rng.standard_normal((5, 8))
+    run_matmul(a, b, (7, 8), np.float64, transpose_b=True)
+    cu_a = device(a, (1, 0))  # column-major a
+    out = strided((7, 8), np.float64)
+    CUDA.matmul(cu_a, device(b), out)
+    np.testing.assert_allclose(CUDA.to_numpy(out), a @ b, rtol=1e-12)
 
 
-def test_matmul_broadcast_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cuda_module, "TILE", 4)
+def test_matmul_bad_tile_is_refused() -> None:
+    with pytest.raises(ValueError, match="multiple"):
+        cuda_module.cuda_matmul.make_matmul(1, "float32", 4, 4, 2, 3, 2)
+
+
+def test_matmul_broadcast_batches() -> None:
     rng = np.random.default_rng(7)
     run_matmul(rng.standard_normal((2, 1, 3, 5)), rng.standard_normal((1, 3, 5, 2)), (2, 3, 3, 2), np.float64)
     run_matmul(rng.standard_normal((2, 3, 6)), rng.standard_normal((1, 6, 5)), (2, 3, 5), np.float32, transpose_b=True)
@@ -421,8 +484,7 @@ def test_matmul_empty_and_zero_inner() -> None:
     assert CUDA.to_numpy(out).shape == (0, 3)
 
 
-def test_matmul_integers_exact(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cuda_module, "TILE", 4)
+def test_matmul_integers_exact() -> None:
     rng = np.random.default_rng(8)
     a = rng.integers(-3, 4, size=(3, 5)).astype(np.int64)
     a[0, 0], a[2, 4] = 2**40 + 1, -(2**39)
@@ -621,7 +683,8 @@ def test_missing_numba_cuda_raises_backend_unavailable() -> None:
 
 
 def test_kernels_compile_for_a_real_gpu() -> None:
-    """Type-check and lower every kernel, with float and int compute, for the real CUDA target (sm_90), no GPU needed.
+    """Type-check and lower every kernel, with float64, float32 and int compute, every element-wise layout path, the
+    shuffle reductions and the register-blocked matmul tiles, for the real CUDA target (sm_90), no GPU needed.
 
     The simulator runs kernels as Python and accepts code that nopython CUDA would reject; this
     catches that. (PTX generation needs NVVM and is skipped.)
@@ -635,35 +698,46 @@ def test_kernels_compile_for_a_real_gpu() -> None:
 
         # device functions compile for the current device's compute capability: pretend sm_90
         dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
-        from minitensor.backends import cuda_kernels as K
+        from minitensor.backends import cuda_kernels as K, cuda_reduce as R, cuda_matmul as M
         from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 
         T = lambda n: nt.UniTuple(nt.int64, n)
         f32, f64, i32, i64a, b1 = nt.float32[::1], nt.float64[::1], nt.int32[::1], nt.int64[::1], nt.boolean[::1]
-        i64 = nt.int64
+        i64, bo = nt.int64, nt.boolean
         def check(fn, *sig):
             compile_cuda(fn, None, sig, cc=(9, 0))
         for out in (f32, i64a, b1):
             check(K.make_fill(0.0), out)
-        for op in UNARY_OPS:  # float compute (not for bitwise ops) and int compute, every op
+        check(K.make_fill_value(), f32, nt.float64)
+        check(K.make_fill_value(), i64a, nt.int64)
+        check(K.make_fill_value(), b1, nt.boolean)
+        for op in UNARY_OPS:
             if not op.startswith("bitwise_"):
-                check(K.make_map(op, 2, 1, False), f32, T(2), T(2), i64, f64, T(1), T(1))
-            check(K.make_map(op, 2, 1, True), b1, T(2), T(2), i64, i64a, T(1), T(1))
+                check(K.make_map(op, 2, "float64"), f32, f64, i64, T(2), T(2), T(2))
+                check(K.make_map(op, 0, "float32"), f32, f32, i64, T(1), T(1), T(1))
+            check(K.make_map(op, 1, "int64"), b1, i64a, i64, T(1), T(1), T(1))
         for op in BINARY_OPS:
             if not op.startswith("bitwise_"):
-                check(K.make_zip(op, 2, 2, 1, False), f64, T(2), T(2), i64, f32, T(2), T(2), f64, T(1), T(1))
-            check(K.make_zip(op, 2, 2, 1, True), i64a, T(2), T(2), i64, i32, T(2), T(2), b1, T(1), T(1))
+                check(K.make_zip(op, 2, "float64"), f64, f32, f64, i64, T(2), T(2), T(2), T(2))
+                check(K.make_zip(op, 0, "float32"), f32, f32, b1, i64, T(1), T(1), T(1), T(1))
+            check(K.make_zip(op, 1, "int64"), i64a, i32, b1, i64, T(1), T(1), T(1), T(1))
         for op in REDUCE_OPS:
-            check(K.make_reduce(op, 3, 256, False), f32, T(3), f64, T(3), T(3), i64, i64, i64)
-            check(K.make_reduce(op, 3, 256, True), i64a, T(3), i32, T(3), T(3), i64, i64, i64)
+            for integer, src, dst in ((False, f32, f64), (True, i32, i64a)):
+                sig = (dst, src, i64, T(2), T(2), T(2), i64, i64, i64)
+                check(R.make_reduce_thread(op, 2, integer), *sig)
+                check(R.make_reduce_warp(op, 2, integer, 32, 8, True), *sig)
+                check(R.make_reduce_block(op, 2, integer, 32, 8, True), *sig)
             check(K.make_scan(op, 2, False), f32, T(2), f64, T(2), T(2), i64, i64, i64)
             check(K.make_scan(op, 2, True), i64a, T(2), b1, T(2), T(2), i64, i64, i64)
-        check(K.make_matmul(3, 16, "float32"), f32, T(3), T(3), f32, T(3), T(3), f32, T(3), T(3), i64)
-        check(K.make_matmul(2, 16, "float64"), f64, T(2), T(2), f64, T(2), T(2), f32, T(2), T(2), i64)
-        check(K.make_matmul(2, 16, "int64"), i64a, T(2), T(2), i32, T(2), T(2), b1, T(2), T(2), i64)
-        check(K.make_where(2, 1, 2, 1), f32, T(2), T(2), i64, b1, T(1), T(1), f64, T(2), T(2), i64a, T(1), T(1))
+        def mm(d, acc, tile, o, a, b):
+            check(M.make_matmul(d, acc, *tile), o, a, b, i64, T(d), T(d), T(d), T(d), *[i64] * 9, bo, bo)
+        mm(1, "float32", (128, 128, 8, 8, 8), f32, f32, f32)
+        mm(2, "float64", (64, 64, 16, 4, 4), f64, f64, f32)
+        mm(1, "int64", (64, 64, 16, 4, 4), i64a, i32, b1)
+        check(K.make_where(2), f32, b1, f64, i64a, i64, T(2), T(2), T(2), T(2), T(2))
+        check(K.make_where(0), f32, b1, f32, f32, i64, T(1), T(1), T(1), T(1), T(1))
         check(K.make_gather(2), b1, T(2), T(2), i64, b1, T(2), i64a, T(2), i64)
-        for out in (f32, f64, i32, i64a):  # the dtypes of cuda.ATOMIC_ADD_DTYPES
+        for out in (f32, f64, i32, i64a):
             check(K.make_scatter_add(2), out, T(2), f64, T(2), T(2), i64, i64a, T(2), i64)
         check(K.make_scatter_add_rows(2), b1, T(2), b1, T(2), i64a, T(2), T(2), i64, i64, i64)
         for descending in (False, True):
@@ -682,9 +756,9 @@ def test_kernels_compile_for_a_real_gpu() -> None:
 def test_every_kernel_loops_past_the_grid_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the grid capped at one block per dimension, every kernel still covers outputs larger than one grid
     (grid-stride loops on every dimension; a real GPU caps grid dims y and z at 65,535)."""
-    monkeypatch.setattr(cuda_module, "MAX_GRID", 1)
-    monkeypatch.setattr(cuda_module, "THREADS_PER_BLOCK", 32)
-    monkeypatch.setattr(cuda_module, "TILE", 2)
+    monkeypatch.setattr(cuda_plan, "MAX_GRID", 1)
+    monkeypatch.setattr(cuda_plan, "THREADS_PER_BLOCK", 32)
+    monkeypatch.setattr(cuda_plan, "MATMUL_SMALL", (2, 2, 1, 1, 1))
     rng = np.random.default_rng(21)
     x = rng.standard_normal((35, 2))
     cu, si = pair(x)
@@ -698,8 +772,15 @@ def test_every_kernel_loops_past_the_grid_cap(monkeypatch: pytest.MonkeyPatch) -
             SIMPLE.zip(args[0], si, si, si_out)
         assert_same(cu_out, si_out, rtol=1e-12)
     reduced = CUDA.empty((35, 1), np.float64)
-    CUDA.reduce("sum", cu, 1, reduced)
+    CUDA.reduce("sum", cu, 1, reduced)  # warp per row
     np.testing.assert_allclose(CUDA.to_numpy(reduced)[:, 0], x.sum(1), rtol=1e-12)
+    monkeypatch.setattr(cuda_plan, "WARP_ROW_MAX", 1)
+    CUDA.reduce("sum", cu, 1, reduced)  # block per row
+    np.testing.assert_allclose(CUDA.to_numpy(reduced)[:, 0], x.sum(1), rtol=1e-12)
+    monkeypatch.setattr(cuda_plan, "THREAD_ROWS_MIN", 1)
+    reduced = CUDA.empty((1, 2), np.float64)
+    CUDA.reduce("sum", cu, 0, reduced)  # thread per row
+    np.testing.assert_allclose(CUDA.to_numpy(reduced)[0], x.sum(0), rtol=1e-12)
     run_matmul(rng.standard_normal((1, 5, 3)), rng.standard_normal((2, 3, 5)), (2, 5, 5), np.float64)  # 3x3 tiles, 2 batches
     index = rng.integers(0, 2, size=(35, 2))
     gathered = CUDA.empty((35, 2), np.float64)

@@ -1,10 +1,14 @@
 """The ``cuda`` backend: Numba CUDA kernels over device-resident storage.
 
 ``TensorData.storage`` is a 1-D numba device array (a slice of one is a view, which is how offsets
-work). Data crosses to the host only in :meth:`CudaBackend.from_numpy` and
-:meth:`CudaBackend.to_numpy`. Kernels (see :mod:`minitensor.backends.cuda_kernels`) are built per
-op name, dims count and compute kind (int64 when every input is an integer or bool tensor, else
-float64) on first use and cached; Numba specialises each on the storage dtypes it is called with.
+work) from the caching allocator (:mod:`minitensor.backends.cuda_allocator`). Data crosses to the host only in
+:meth:`CudaBackend.from_numpy` (one-element arrays not even there: a fill kernel takes the value as a launch
+argument) and :meth:`CudaBackend.to_numpy`. Launch plans (coalesced layouts, compute types, grid sizes) come
+from :mod:`minitensor.backends.cuda_plan`; kernels (:mod:`~minitensor.backends.cuda_kernels`,
+:mod:`~minitensor.backends.cuda_reduce`, :mod:`~minitensor.backends.cuda_matmul`) are built per op name,
+layout and compute type (int64 when every input is an integer or bool tensor; float32 for element-wise ops on
+float32 tensors; else float64) on first use and cached; Numba specialises each on the storage dtypes it is
+called with.
 
 Importing this module raises :class:`~minitensor.errors.BackendUnavailableError` when numba-cuda
 is missing or no CUDA GPU is present (``NUMBA_ENABLE_CUDASIM=1`` runs the kernels on the CPU
@@ -20,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendUnavailableError, ShapeError
-from ..operators import INTEGER_KINDS
 from ..tensor_data import TensorData, prod
 
 try:
@@ -39,6 +42,8 @@ def _gpu_available() -> bool:
         return False
 
 
+from .cuda_allocator import ALLOCATOR, SIMULATED  # noqa: E402 - numba.cuda imports, no device needed
+
 if not _gpu_available():
     raise BackendUnavailableError(
         "the cuda backend found no CUDA GPU (numba.cuda.is_available() is False); "
@@ -46,25 +51,22 @@ if not _gpu_available():
     )
 
 from . import cuda_kernels as kernels  # noqa: E402 - only once a device is known to exist
+from . import cuda_matmul, cuda_reduce  # noqa: E402
+from . import cuda_plan as plan  # noqa: E402
 from .base import Backend  # noqa: E402
+from .fast import coalesce  # noqa: E402
 
 # Small tensors legitimately launch small grids; Numba would warn on each new launch site.
 warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
 
-THREADS_PER_BLOCK = 256
-"""Threads per block for map, zip and fill (fewer for tiny tensors)."""
-REDUCE_BLOCK = 256
-"""Largest block of a reduction (a power of two); a longer dim is split across blocks and passes."""
-MAX_REDUCE_CHUNKS = 1024
-"""Most blocks one reduced row is split into in one pass; threads loop over the rest."""
-TILE = 16
-"""Side of the square shared-memory tiles of matmul (TILE x TILE threads per block)."""
-MAX_GRID = 65535
-"""Cap on every grid dimension; kernels loop (grid-stride) over the rest."""
 ATOMIC_ADD_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
 """Out dtypes scatter_add adds into with ``cuda.atomic.add``; others (bool) take one thread per row."""
 
+CONSTANT_CACHE_SIZE = 256
+"""Most cached device constants (see :meth:`CudaBackend.constant`); the cache empties when full."""
+
 _KERNELS: dict[tuple[Any, ...], Any] = {}
+_CONSTANTS: dict[tuple[Any, ...], TensorData] = {}
 
 
 def _kernel(key: tuple[Any, ...], factory: Callable[..., Any]) -> Any:
@@ -81,32 +83,9 @@ def _geometry(data: TensorData) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return data.shape, data.strides
 
 
-def _elementwise_launch(size: int) -> tuple[int, int]:
-    threads = min(THREADS_PER_BLOCK, -(-size // 32) * 32)
-    return min(-(-size // threads), MAX_GRID), threads
-
-
 def _strides(data: TensorData) -> tuple[int, ...]:
     """Strides for a kernel (those of :func:`_geometry`)."""
     return _geometry(data)[1]
-
-
-def _integer(*datas: TensorData) -> bool:
-    """True when every input has an integer or bool dtype: the kernel then computes in int64."""
-    return all(data.dtype.kind in INTEGER_KINDS for data in datas)
-
-
-def _rows(shape: tuple[int, ...], dim: int) -> tuple[tuple[int, ...], int]:
-    """``shape`` with ``dim`` set to 1 and its size: one "row" along ``dim`` per element."""
-    row_shape = shape[:dim] + (1,) + shape[dim + 1 :]
-    return row_shape, prod(row_shape)
-
-
-def _next_pow2(n: int) -> int:
-    p = 1
-    while p < n:
-        p *= 2
-    return p
 
 
 def is_device_array(storage: Any) -> bool:
@@ -128,19 +107,47 @@ class CudaBackend(Backend):
     # --- allocation and transfer ---
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
-        return TensorData(cuda.device_array(prod(shape), dtype=np.dtype(dtype)), shape)
+        """Storage from the caching allocator (:mod:`minitensor.backends.cuda_allocator`): no cudaMalloc once warm."""
+        return TensorData(ALLOCATOR.empty(prod(shape), np.dtype(dtype)), shape)
 
     def zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
         """Allocated and zero-filled on the device (no host transfer)."""
         data = self.empty(shape, dtype)
         if data.size:
-            blocks, threads = _elementwise_launch(data.size)
+            blocks, threads = plan.elementwise_launch(data.size)
             _kernel(("fill", 0.0), kernels.make_fill)[blocks, threads](data.storage)
         return data
 
     def from_numpy(self, array: np.ndarray) -> TensorData:
-        shape = np.shape(array)  # before ascontiguousarray, which turns 0-d into 1-d
-        return TensorData(cuda.to_device(np.ascontiguousarray(array).reshape(-1)), shape)
+        """A copy on the device. One element is written by a fill kernel that takes the value as a launch
+        argument (no host-to-device copy, which would also wait for every queued kernel); more are copied."""
+        array = np.asarray(array)
+        data = self.empty(array.shape, array.dtype)
+        if array.size == 1:
+            value = array.reshape(-1)[0].item()
+            kernel = _kernel(("fill_value",), kernels.make_fill_value)
+            kernel[1, 1](data.storage, value)
+        elif array.size:
+            data.storage.copy_to_device(np.ascontiguousarray(array).reshape(-1))
+            ALLOCATOR.num_host_to_device += 1
+            ALLOCATOR.bytes_host_to_device += array.nbytes
+        return data
+
+    def constant(self, value: float | int | bool, dtype: np.dtype) -> TensorData:
+        """A read-only 0-d device tensor holding ``value`` as ``dtype``, cached per (value, dtype): ``x * 2.0``
+        then neither uploads nor launches anything after the first time. Callers must never write into it."""
+        dtype = np.dtype(dtype)
+        key = (type(value), value, dtype, bool(value != value or (value == 0 and str(value).startswith("-"))))
+        data = _CONSTANTS.get(key)
+        if data is None:
+            if len(_CONSTANTS) >= CONSTANT_CACHE_SIZE:
+                _CONSTANTS.clear()
+            data = _CONSTANTS[key] = self.from_numpy(np.asarray(value, dtype=dtype))
+        return data
+
+    def _constant(self, value: float, dtype: np.dtype) -> TensorData:
+        """The operand constants of composite kernels come from the device constant cache (:meth:`constant`)."""
+        return self.constant(value, dtype)
 
     def to_numpy(self, data: TensorData) -> np.ndarray:
         if data.size == 0:
@@ -149,7 +156,17 @@ class CudaBackend(Backend):
             packed = self.empty(data.shape, data.dtype)
             self.map("id", data, packed)
             data = packed
+        ALLOCATOR.num_device_to_host += 1
+        ALLOCATOR.bytes_device_to_host += data.size * data.dtype.itemsize
         return data.storage[: data.size].copy_to_host().reshape(data.shape)
+
+    def memory_stats(self) -> dict[str, int]:
+        """The caching allocator's counters (see :meth:`CachingAllocator.stats`)."""
+        return ALLOCATOR.stats()
+
+    def empty_cache(self) -> None:
+        """Give the allocator's free blocks back to the driver."""
+        ALLOCATOR.empty_cache()
 
     def synchronize(self) -> None:
         cuda.synchronize()
@@ -160,53 +177,55 @@ class CudaBackend(Backend):
         _check_device(a, out)
         if out.size == 0:
             return
-        out_shape, out_strides = _geometry(out)
-        a_shape, a_strides = _geometry(a)
-        kernel = _kernel(("map", op, len(out_shape), len(a_shape), _integer(a)), kernels.make_map)
-        blocks, threads = _elementwise_launch(out.size)
-        kernel[blocks, threads](out.storage, out_shape, out_strides, out.size, a.storage, a_shape, a_strides)
+        dims, layout = plan.layout(out, (a,))
+        kernel = _kernel(("map", op, dims, plan.compute_type(out, a)), kernels.make_map)
+        blocks, threads = plan.elementwise_launch(out.size)
+        kernel[blocks, threads](out.storage, a.storage, out.size, *layout)
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
         _check_device(a, b, out)
         if out.size == 0:
             return
-        out_shape, out_strides = _geometry(out)
-        a_shape, a_strides = _geometry(a)
-        b_shape, b_strides = _geometry(b)
-        kernel = _kernel(("zip", op, len(out_shape), len(a_shape), len(b_shape), _integer(a, b)), kernels.make_zip)
-        blocks, threads = _elementwise_launch(out.size)
-        kernel[blocks, threads](
-            out.storage, out_shape, out_strides, out.size, a.storage, a_shape, a_strides, b.storage, b_shape, b_strides
-        )
+        dims, layout = plan.layout(out, (a, b))
+        kernel = _kernel(("zip", op, dims, plan.compute_type(out, a, b)), kernels.make_zip)
+        blocks, threads = plan.elementwise_launch(out.size)
+        kernel[blocks, threads](out.storage, a.storage, b.storage, out.size, *layout)
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
-        """Tree reduction in shared memory; a dim longer than one block is split into chunks whose
-        partials go to a scratch tensor (int64 for integer compute, else float64) that is reduced
-        again (as many passes as needed)."""
+        """A thread, a warp or a block per row (see :mod:`minitensor.backends.cuda_reduce`); a long row with few
+        rows is split into chunks whose partials go to a scratch tensor (int64 for integer compute, else
+        float64) that is reduced again."""
         _check_device(a, out)
         expected = a.shape[:dim] + (1,) + a.shape[dim + 1 :]
         if out.shape != expected:
             raise ShapeError(f"reduce of shape {a.shape} over dim {dim} needs out shape {expected}, got {out.shape}")
         if out.size == 0:
             return
-        length = a.shape[dim]
-        block = REDUCE_BLOCK
-        threads = max(1, min(block, _next_pow2(length)))
-        chunks = max(1, min(-(-length // threads), MAX_REDUCE_CHUNKS))
-        integer = _integer(a)
+        rows, length = out.size, a.shape[dim]
+        integer = plan.integer_compute(a)
+        kind, chunks, blocks, threads = plan.reduce_launch(a, dim, rows)
         scratch = np.dtype(np.int64 if integer else np.float64)
         dst = out if chunks == 1 else self.empty(a.shape[:dim] + (chunks,) + a.shape[dim + 1 :], scratch)
-        kernel = _kernel(("reduce", op, a.dims, block, integer), kernels.make_reduce)
-        grid = (min(out.size, MAX_GRID), chunks)
-        kernel[grid, threads](dst.storage, dst.strides, a.storage, a.strides, out.shape, out.size, dim, length)
+        row_shape, dst_strides, a_strides = plan.reduce_layout(a, dim, dst)
+        if kind == "thread":
+            kernel = _kernel(("reduce_thread", op, len(row_shape), integer), cuda_reduce.make_reduce_thread)
+        else:
+            warps = threads // plan.WARP
+            factory = cuda_reduce.make_reduce_warp if kind == "warp" else cuda_reduce.make_reduce_block
+            kernel = _kernel((f"reduce_{kind}", op, len(row_shape), integer, plan.WARP, warps, not SIMULATED), factory)
+        step = a.strides[dim] if length > 1 else 0
+        kernel[(blocks, chunks), threads](
+            dst.storage, a.storage, rows, row_shape, dst_strides, a_strides, length, step, dst.strides[dim]
+        )
         if chunks > 1:
             self.reduce(op, dst, dim, out)
 
     def matmul(self, a: TensorData, b: TensorData, out: TensorData) -> None:
-        """Shared-memory tiled (TILE x TILE) product, batched over broadcast batch dims.
+        """Register-blocked tiles (:mod:`minitensor.backends.cuda_matmul`), batched over broadcast batch dims.
 
-        Accumulates in int64 when both inputs are integer or bool (exact), else in NumPy's result
-        type of the two dtypes (float32 only for float32 with float32 or bool; float64 otherwise).
+        Accumulates in int64 when both inputs are integer or bool (exact), else in NumPy's result type of the
+        two dtypes (float32 only for float32 with float32 or bool; float64 otherwise). Tiles: plan.MATMUL_LARGE when
+        both output dims are at least plan.LARGE_FROM, else plan.MATMUL_SMALL (fewer idle threads on small products).
         """
         _check_device(a, b, out)
         if not (a.dims == b.dims == out.dims >= 2):
@@ -215,28 +234,38 @@ class CudaBackend(Backend):
             raise ShapeError(f"matmul shapes {a.shape} @ {b.shape} do not give {out.shape}")
         if out.size == 0:
             return
-        m, n = out.shape[-2], out.shape[-1]
-        batches = out.size // (m * n)
-        if _integer(a, b):
+        m, inner = a.shape[-2:]
+        n = b.shape[-1]
+        batch = out.shape[:-2]
+        a = a if a.shape[:-2] == batch else a.expand(batch + (m, inner))
+        b = b if b.shape[:-2] == batch else b.expand(batch + (inner, n))
+        if plan.integer_compute(a, b):
             acc = "int64"
         else:
             acc = "float64" if np.result_type(a.dtype, b.dtype) == np.float64 else "float32"
-        kernel = _kernel(("matmul", out.dims, TILE, acc), kernels.make_matmul)
-        grid = (min(-(-n // TILE), MAX_GRID), min(-(-m // TILE), MAX_GRID), min(batches, MAX_GRID))
-        kernel[grid, (TILE, TILE)](
-            out.storage, out.shape, out.strides, a.storage, a.shape, a.strides, b.storage, b.shape, b.strides, batches
+        dims = [(size, [out.strides[i], a.strides[i], b.strides[i]]) for i, size in enumerate(batch) if size != 1]
+        batch_shape, batch_strides = coalesce(dims, 3)
+        batches = out.size // (m * n)
+        tile = plan.MATMUL_LARGE if min(m, n) >= plan.LARGE_FROM else plan.MATMUL_SMALL
+        bm, bn, _, tm, tn = tile
+        kernel = _kernel(("matmul", len(batch_shape), acc, *tile), cuda_matmul.make_matmul)
+        grid = (min(-(-n // bn), plan.MAX_GRID), min(-(-m // bm), plan.MAX_GRID), min(batches, plan.MAX_GRID))
+        a_k = inner == 1 or a.strides[-1] == 1
+        b_n = n == 1 or b.strides[-1] == 1
+        kernel[grid, (bn // tn, bm // tm)](
+            out.storage, a.storage, b.storage, batches, tuple(batch_shape.tolist()),
+            *[tuple(row) for row in batch_strides.tolist()], m, n, inner,
+            *out.strides[-2:], *a.strides[-2:], *b.strides[-2:], a_k, b_n,
         )
 
     def where(self, cond: TensorData, a: TensorData, b: TensorData, out: TensorData) -> None:
         _check_device(cond, a, b, out)
         if out.size == 0:
             return
-        out_shape, out_strides = _geometry(out)
-        geometries = [_geometry(x) for x in (cond, a, b)]
-        kernel = _kernel(("where", len(out_shape), *(len(shape) for shape, _ in geometries)), kernels.make_where)
-        blocks, threads = _elementwise_launch(out.size)
-        operands = [arg for x, (shape, strides) in zip((cond, a, b), geometries) for arg in (x.storage, shape, strides)]
-        kernel[blocks, threads](out.storage, out_shape, out_strides, out.size, *operands)
+        dims, layout = plan.layout(out, (cond, a, b))
+        kernel = _kernel(("where", dims), kernels.make_where)
+        blocks, threads = plan.elementwise_launch(out.size)
+        kernel[blocks, threads](out.storage, cond.storage, a.storage, b.storage, out.size, *layout)
 
     def gather(self, a: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """One thread per out element."""
@@ -247,7 +276,7 @@ class CudaBackend(Backend):
             return
         out_shape, out_strides = _geometry(out)
         kernel = _kernel(("gather", len(out_shape)), kernels.make_gather)
-        blocks, threads = _elementwise_launch(out.size)
+        blocks, threads = plan.elementwise_launch(out.size)
         kernel[blocks, threads](out.storage, out_shape, out_strides, out.size, a.storage, _strides(a), index.storage, _strides(index), dim)
 
     def scatter_add(self, src: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
@@ -262,12 +291,12 @@ class CudaBackend(Backend):
         indexing = (index.storage, _strides(index))
         if out.dtype in ATOMIC_ADD_DTYPES:
             kernel = _kernel(("scatter_add", len(src_shape)), kernels.make_scatter_add)
-            blocks, threads = _elementwise_launch(src.size)
+            blocks, threads = plan.elementwise_launch(src.size)
             kernel[blocks, threads](out.storage, _strides(out), src.storage, src_shape, src_strides, src.size, *indexing, dim)
             return
-        row_shape, rows = _rows(src_shape, dim)
+        row_shape, rows = plan.rows_along(src_shape, dim)
         kernel = _kernel(("scatter_add_rows", len(src_shape)), kernels.make_scatter_add_rows)
-        blocks, threads = _elementwise_launch(rows)
+        blocks, threads = plan.elementwise_launch(rows)
         kernel[blocks, threads](out.storage, _strides(out), src.storage, src_strides, *indexing, row_shape, rows, dim, src_shape[dim])
 
     def scan(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
@@ -278,9 +307,9 @@ class CudaBackend(Backend):
         if out.size == 0:
             return
         a_shape, a_strides = _geometry(a)
-        row_shape, rows = _rows(a_shape, dim)
-        kernel = _kernel(("scan", op, len(a_shape), _integer(a)), kernels.make_scan)
-        blocks, threads = _elementwise_launch(rows)
+        row_shape, rows = plan.rows_along(a_shape, dim)
+        kernel = _kernel(("scan", op, len(a_shape), plan.integer_compute(a)), kernels.make_scan)
+        blocks, threads = plan.elementwise_launch(rows)
         kernel[blocks, threads](out.storage, _strides(out), a.storage, a_strides, row_shape, rows, dim, a_shape[dim])
 
     def sort(self, a: TensorData, dim: int, descending: bool, values: TensorData, indices: TensorData) -> None:
@@ -292,9 +321,9 @@ class CudaBackend(Backend):
         if a.size == 0:
             return
         a_shape, a_strides = _geometry(a)
-        row_shape, rows = _rows(a_shape, dim)
-        kernel = _kernel(("sort", len(a_shape), bool(descending), _integer(a)), kernels.make_sort)
-        blocks, threads = _elementwise_launch(rows)
+        row_shape, rows = plan.rows_along(a_shape, dim)
+        kernel = _kernel(("sort", len(a_shape), bool(descending), plan.integer_compute(a)), kernels.make_sort)
+        blocks, threads = plan.elementwise_launch(rows)
         outs = (values.storage, _strides(values), indices.storage, _strides(indices))
         kernel[blocks, threads](*outs, a.storage, a_strides, row_shape, rows, dim, a_shape[dim])
 

@@ -3,15 +3,17 @@
 Each ``make_*`` function returns a plain Python kernel function (not yet jitted) specialised by
 closure constants: the op's device function, the number of dims (so index buffers are
 ``cuda.local.array`` of exactly that length), the read conversion and, for reduce/matmul, the
-shared-memory size and type. :mod:`minitensor.backends.cuda` jits and caches them; tests can also
+shared-memory size and type (reductions: :mod:`minitensor.backends.cuda_reduce`, matmul:
+:mod:`minitensor.backends.cuda_matmul`). :mod:`minitensor.backends.cuda` jits and caches them; tests can also
 type-check them for the real CUDA target with ``numba.cuda.compiler.compile_cuda`` on a machine
 without a GPU.
 
 Shapes and strides are passed as tuples of ints (kernel arguments by value: nothing to upload).
 Element arithmetic follows the ``simple`` reference: values are read as int64 (``int``) when the
-kernel computes on integers (every input has an integer or bool dtype) and as float64 (``float``)
-otherwise, and the result is converted on store to the output's dtype (to bool: nonzero is True;
-float to int truncates). The index math is the shared code of :mod:`minitensor.tensor_data`,
+kernel computes on integers (every input has an integer or bool dtype), as float32 by map/zip when the output
+and every input are float32 (or bool; exact ops give the same bits as float64 arithmetic rounded to float32),
+and as float64 (``float``) otherwise; the result is converted on store to the output's dtype (to bool: nonzero
+is True; float to int truncates). The index math is the shared code of :mod:`minitensor.tensor_data`,
 compiled as device functions.
 
 This module needs ``numba.cuda`` but not a GPU.
@@ -23,7 +25,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from numba import cuda, float32, float64, int64
+from numba import cuda, float32, int64
 
 from .. import operators, tensor_data
 
@@ -61,6 +63,10 @@ def reader(integer: bool) -> Callable[[Any], Any]:
     return int if integer else float
 
 
+READERS: dict[str, Callable[[Any], Any]] = {"int64": int, "float64": float, "float32": float32}
+"""Read conversion of element-wise kernels by compute type: float32 keeps float32 tensors in float32 arithmetic."""
+
+
 @cuda.jit(device=True)
 def _before_ascending(x: Any, y: Any) -> bool:
     """x sorts strictly before y, ascending, NaN last."""
@@ -86,62 +92,104 @@ def make_fill(value: float) -> Callable[..., None]:
     return fill
 
 
-def make_map(op: str, out_dims: int, a_dims: int, integer: bool) -> Callable[..., None]:
-    """Kernel ``(out, out_shape, out_strides, size, a, a_shape, a_strides)``: out = f(a), a broadcast to out."""
-    fn = device_op(operators.UNARY_OPS[op])
-    read = reader(integer)
+def make_fill_value() -> Callable[..., None]:
+    """Kernel ``(out, value)``: out[i] = value (converted on store) for every element of the 1-D array ``out``."""
 
-    def map_kernel(out, out_shape, out_strides, size, a, a_shape, a_strides):  # type: ignore[no-untyped-def]
-        out_index = cuda.local.array(out_dims, int64)
-        a_index = cuda.local.array(a_dims, int64)
+    def fill_value(out: Any, value: Any) -> None:
+        for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):  # type: ignore[call-arg]
+            out[i] = value
+
+    return fill_value
+
+
+def make_map(op: str, dims: int, compute: str) -> Callable[..., None]:
+    """Kernel ``(out, a, size, shape, out_strides, a_strides)``: out = f(a) over ``size`` elements.
+
+    ``shape`` and the strides are the coalesced layout of :func:`minitensor.backends.fast.elementwise_layout`
+    (``dims`` entries; a broadcast dim has stride 0). ``dims == 0`` is the contiguous fast path: every operand
+    is dense in the same order, element i is at position i (no index math; the layout tuples are ignored).
+    ``compute`` (a key of :data:`READERS`) is the type values are read as.
+    """
+    fn = device_op(operators.UNARY_OPS[op])
+    read = READERS[compute]
+    if dims == 0:
+
+        def map_flat(out, a, size, shape, out_strides, a_strides):  # type: ignore[no-untyped-def]
+            for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+                out[i] = fn(read(a[i]))
+
+        return map_flat
+    if dims == 1:
+
+        def map_strided(out, a, size, shape, out_strides, a_strides):  # type: ignore[no-untyped-def]
+            so, sa = out_strides[0], a_strides[0]
+            for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+                out[i * so] = fn(read(a[i * sa]))
+
+        return map_strided
+
+    def map_kernel(out, a, size, shape, out_strides, a_strides):  # type: ignore[no-untyped-def]
+        index = cuda.local.array(dims, int64)
         for i in range(cuda.grid(1), size, cuda.gridsize(1)):
-            to_index(i, out_shape, out_index)
-            broadcast_index(out_index, out_shape, a_shape, a_index)
-            x = read(a[index_to_position(a_index, a_strides)])
-            out[index_to_position(out_index, out_strides)] = fn(x)
+            to_index(i, shape, index)
+            out[index_to_position(index, out_strides)] = fn(read(a[index_to_position(index, a_strides)]))
 
     return map_kernel
 
 
-def make_zip(op: str, out_dims: int, a_dims: int, b_dims: int, integer: bool) -> Callable[..., None]:
-    """Kernel ``(out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides)``: out = f(a, b)."""
+def make_zip(op: str, dims: int, compute: str) -> Callable[..., None]:
+    """Kernel ``(out, a, b, size, shape, out_strides, a_strides, b_strides)``: out = f(a, b); layouts as in
+    :func:`make_map` (``dims == 0``: all three contiguous in the same order)."""
     fn = device_op(operators.BINARY_OPS[op])
-    read = reader(integer)
+    read = READERS[compute]
+    if dims == 0:
 
-    def zip_kernel(out, out_shape, out_strides, size, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
-        out_index = cuda.local.array(out_dims, int64)
-        a_index = cuda.local.array(a_dims, int64)
-        b_index = cuda.local.array(b_dims, int64)
+        def zip_flat(out, a, b, size, shape, out_strides, a_strides, b_strides):  # type: ignore[no-untyped-def]
+            for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+                out[i] = fn(read(a[i]), read(b[i]))
+
+        return zip_flat
+    if dims == 1:
+
+        def zip_strided(out, a, b, size, shape, out_strides, a_strides, b_strides):  # type: ignore[no-untyped-def]
+            so, sa, sb = out_strides[0], a_strides[0], b_strides[0]
+            for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+                out[i * so] = fn(read(a[i * sa]), read(b[i * sb]))
+
+        return zip_strided
+
+    def zip_kernel(out, a, b, size, shape, out_strides, a_strides, b_strides):  # type: ignore[no-untyped-def]
+        index = cuda.local.array(dims, int64)
         for i in range(cuda.grid(1), size, cuda.gridsize(1)):
-            to_index(i, out_shape, out_index)
-            broadcast_index(out_index, out_shape, a_shape, a_index)
-            broadcast_index(out_index, out_shape, b_shape, b_index)
-            x = read(a[index_to_position(a_index, a_strides)])
-            y = read(b[index_to_position(b_index, b_strides)])
-            out[index_to_position(out_index, out_strides)] = fn(x, y)
+            to_index(i, shape, index)
+            x = read(a[index_to_position(index, a_strides)])
+            y = read(b[index_to_position(index, b_strides)])
+            out[index_to_position(index, out_strides)] = fn(x, y)
 
     return zip_kernel
 
 
-def make_where(out_dims: int, c_dims: int, a_dims: int, b_dims: int) -> Callable[..., None]:
-    """Kernel ``(out, out_shape, out_strides, size, c, c_shape, c_strides, a, a_shape, a_strides, b, b_shape, b_strides)``:
-    out = a if c != 0 else b, all three broadcast to out; the chosen value is copied (cast on store)."""
+def make_where(dims: int) -> Callable[..., None]:
+    """Kernel ``(out, c, a, b, size, shape, out_strides, c_strides, a_strides, b_strides)``: out = a if c != 0
+    else b (the chosen value copied, cast on store); layouts as in :func:`make_map`."""
 
-    def where_kernel(out, out_shape, out_strides, size, c, c_shape, c_strides, a, a_shape, a_strides, b, b_shape, b_strides):  # type: ignore[no-untyped-def]
-        out_index = cuda.local.array(out_dims, int64)
-        c_index = cuda.local.array(c_dims, int64)
-        a_index = cuda.local.array(a_dims, int64)
-        b_index = cuda.local.array(b_dims, int64)
+    length = max(dims, 1)
+
+    def where_kernel(out, c, a, b, size, shape, out_strides, c_strides, a_strides, b_strides):  # type: ignore[no-untyped-def]
+        index = cuda.local.array(length, int64)
         for i in range(cuda.grid(1), size, cuda.gridsize(1)):
-            to_index(i, out_shape, out_index)
-            broadcast_index(out_index, out_shape, c_shape, c_index)
-            position = index_to_position(out_index, out_strides)
-            if c[index_to_position(c_index, c_strides)] != 0:
-                broadcast_index(out_index, out_shape, a_shape, a_index)
-                out[position] = a[index_to_position(a_index, a_strides)]
+            if dims == 0:
+                po, pc, pa, pb = i, i, i, i
             else:
-                broadcast_index(out_index, out_shape, b_shape, b_index)
-                out[position] = b[index_to_position(b_index, b_strides)]
+                to_index(i, shape, index)
+                po = index_to_position(index, out_strides)
+                pc = index_to_position(index, c_strides)
+                pa = index_to_position(index, a_strides)
+                pb = index_to_position(index, b_strides)
+            if c[pc] != 0:
+                out[po] = a[pa]
+            else:
+                out[po] = b[pb]
 
     return where_kernel
 
@@ -202,53 +250,7 @@ def make_scatter_add_rows(dims: int) -> Callable[..., None]:
     return scatter_add_rows_kernel
 
 
-# --- reduce and scan ----------------------------------------------------------------------------
-
-
-def make_reduce(op: str, dims: int, block: int, integer: bool) -> Callable[..., None]:
-    """Kernel ``(dst, dst_strides, a, a_strides, red_shape, red_size, dim, length)``, launched with
-    grid ``(rows, chunks)`` and a power-of-two ``blockDim.x <= block``.
-
-    ``red_shape`` is ``a``'s shape with ``dim`` set to 1 (one "row" per element). Block ``(x, y)``
-    folds the elements ``k = y * blockDim.x + tid (mod chunks * blockDim.x)`` of row x in
-    registers, then tree-reduces the block's partials in shared memory, and writes the result to
-    ``dst`` at the row's index with ``index[dim] = y``. With one chunk, ``dst`` is the output;
-    otherwise it is a scratch array of chunk partials (int64 for integer compute, else float64)
-    that the caller reduces again. Integer compute starts from an int64 start value and keeps an
-    int64 shared cache (exact); float compute uses float64.
-    """
-    fn = device_op(operators.REDUCE_OPS[op][0])
-    start = operators.reduce_start(op, integer)
-    read = reader(integer)
-    cache_t = int64 if integer else float64
-
-    def reduce_kernel(dst, dst_strides, a, a_strides, red_shape, red_size, dim, length):  # type: ignore[no-untyped-def]
-        cache = cuda.shared.array(block, cache_t)
-        index = cuda.local.array(dims, int64)
-        tid = cuda.threadIdx.x
-        threads = cuda.blockDim.x
-        chunk = cuda.blockIdx.y
-        chunks = cuda.gridDim.y
-        for row in range(cuda.blockIdx.x, red_size, cuda.gridDim.x):
-            to_index(row, red_shape, index)
-            acc = start
-            for k in range(chunk * threads + tid, length, chunks * threads):
-                index[dim] = k
-                acc = fn(acc, read(a[index_to_position(index, a_strides)]))
-            cache[tid] = acc
-            cuda.syncthreads()
-            step = threads // 2
-            while step > 0:
-                if tid < step:
-                    cache[tid] = fn(cache[tid], cache[tid + step])
-                cuda.syncthreads()
-                step //= 2
-            if tid == 0:
-                index[dim] = chunk
-                dst[index_to_position(index, dst_strides)] = cache[0]
-            cuda.syncthreads()
-
-    return reduce_kernel
+# --- scan and sort ----------------------------------------------------------------------------
 
 
 def make_scan(op: str, dims: int, integer: bool) -> Callable[..., None]:
@@ -310,71 +312,3 @@ def make_sort(dims: int, descending: bool, integer: bool) -> Callable[..., None]
                 indices[i_base + j * i_step] = original
 
     return sort_kernel
-
-
-# --- matmul -------------------------------------------------------------------------------------
-
-ACCUMULATORS = {"float32": float32, "float64": float64, "int64": int64}
-"""Matmul accumulator (and shared tile) types by name."""
-
-
-def make_matmul(dims: int, tile: int, acc: str) -> Callable[..., None]:
-    """Kernel ``(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, batches)``.
-
-    Launched with ``tile x tile`` threads and grid ``(ceil(N / tile), ceil(M / tile), <= batches)``;
-    each thread computes one ``out[batch, i, j]``, staging ``tile x tile`` blocks of ``a`` and ``b``
-    in shared memory. Batch dims broadcast through :func:`broadcast_index`. ``acc`` (a key of
-    :data:`ACCUMULATORS`) is the type of the shared tiles and the accumulator: int64 makes integer
-    products exact.
-    """
-    acc_t = ACCUMULATORS[acc]
-    row, col = dims - 2, dims - 1
-
-    def matmul_kernel(out, out_shape, out_strides, a, a_shape, a_strides, b, b_shape, b_strides, batches):  # type: ignore[no-untyped-def]
-        a_tile = cuda.shared.array((tile, tile), acc_t)
-        b_tile = cuda.shared.array((tile, tile), acc_t)
-        out_index = cuda.local.array(dims, int64)
-        a_index = cuda.local.array(dims, int64)
-        b_index = cuda.local.array(dims, int64)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        m = out_shape[row]
-        n = out_shape[col]
-        inner = a_shape[col]
-        tiles_m = (m + tile - 1) // tile
-        tiles_n = (n + tile - 1) // tile
-        # Grid-stride over batches and over tiles in both directions: no output size limit. Every thread of a
-        # block takes the same trip counts (they depend on block indices only), so syncthreads stays uniform.
-        for batch in range(cuda.blockIdx.z, batches, cuda.gridDim.z):
-            # index of out[batch, 0, 0]; the same batch index broadcast into a and b
-            to_index(batch * m * n, out_shape, out_index)
-            broadcast_index(out_index, out_shape, a_shape, a_index)
-            broadcast_index(out_index, out_shape, b_shape, b_index)
-            a_base = index_to_position(a_index, a_strides)
-            b_base = index_to_position(b_index, b_strides)
-            for tile_i in range(cuda.blockIdx.y, tiles_m, cuda.gridDim.y):
-                i = tile_i * tile + ty
-                for tile_j in range(cuda.blockIdx.x, tiles_n, cuda.gridDim.x):
-                    j = tile_j * tile + tx
-                    acc = acc_t(0)
-                    for k0 in range(0, inner, tile):
-                        k = k0 + tx
-                        if i < m and k < inner:
-                            a_tile[ty, tx] = a[a_base + i * a_strides[row] + k * a_strides[col]]
-                        else:
-                            a_tile[ty, tx] = 0
-                        k = k0 + ty
-                        if k < inner and j < n:
-                            b_tile[ty, tx] = b[b_base + k * b_strides[row] + j * b_strides[col]]
-                        else:
-                            b_tile[ty, tx] = 0
-                        cuda.syncthreads()
-                        for kk in range(tile):
-                            acc += a_tile[ty, kk] * b_tile[kk, tx]
-                        cuda.syncthreads()
-                    if i < m and j < n:
-                        out_index[row] = i
-                        out_index[col] = j
-                        out[index_to_position(out_index, out_strides)] = acc
-
-    return matmul_kernel
