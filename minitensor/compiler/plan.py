@@ -74,6 +74,10 @@ def bind(op: Op) -> Call:
     return functools.partial(op.method, *op.args, **op.kwargs)
 
 
+def _methods(trace: Trace) -> list[Any]:
+    return [op.method for op in trace.ops]
+
+
 class Plan:
     """Everything a replay needs, built from a :class:`~.capture.Trace` whose call took ``inputs`` (the traced
     input buffers, with their backends)."""
@@ -105,8 +109,7 @@ class Plan:
                 prologue.append(_filler(backend, alloc.data, contents))
         self.prologue = prologue
         self.calls = [bind(op) for op in trace.ops]
-        self.kernel_calls = len(self.calls)
-        self.bound_calls = sum(1 for c in self.calls if not isinstance(c, functools.partial))
+        self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
 
     def guards_hold(self) -> bool:
