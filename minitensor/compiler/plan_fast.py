@@ -38,12 +38,12 @@ def _recording_launches(calls: list[tuple[Any, tuple]]) -> Any:
         calls.append((self, args))
         return real(self, *args)
 
-    CPUDispatcher.__call__ = recording  # type: ignore[method-assign]
+    CPUDispatcher.__call__ = recording  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
         if had:
-            CPUDispatcher.__call__ = previous  # type: ignore[method-assign]
+            CPUDispatcher.__call__ = previous  # type: ignore[method-assign, assignment]
         else:
             del CPUDispatcher.__call__
 
