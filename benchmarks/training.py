@@ -2,6 +2,7 @@
 
     python benchmarks/training.py                # all available backends (cuda only on a real GPU)
     python benchmarks/training.py --backends fast --repeats 20
+    python benchmarks/training.py --compiled --backends fast   # eager vs minitensor.compile vs PyTorch
 
 Two measurements, each a median over repeats after a warm-up (which pays for JIT compilation):
 
@@ -311,6 +312,101 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
               f"{cells[1][0]:>12} {cells[1][1]:>9}")
 
 
+# --- compiled steps (minitensor.compile) --------------------------------------------------------
+
+
+def compiled_split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
+    """split_step_fn's step with forward, backward and SGD update in one ``minitensor.compile``d function."""
+    minitensor.manual_seed(0)
+    data = toy("split", SPLIT_POINTS, seed=0)
+    model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
+                          nn.Linear(HIDDEN, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
+                          nn.Linear(HIDDEN, 1, backend=backend, dtype="float64"))
+    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    batches = [(data.X[i : i + SPLIT_BATCH], data.y[i : i + SPLIT_BATCH].astype(np.float64))
+               for i in range(0, SPLIT_POINTS, SPLIT_BATCH)]
+    state = {"i": 0}
+
+    @minitensor.compile
+    def train_step(x: minitensor.Tensor, y: minitensor.Tensor) -> minitensor.Tensor:
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x).view(len(y)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def step() -> None:
+        xb, yb = batches[state["i"] % len(batches)]
+        state["i"] += 1
+        train_step(minitensor.tensor(xb, backend=backend), minitensor.tensor(yb, backend=backend)).item()
+
+    return step, len(batches)
+
+
+def compiled_mnist_step_fn(backend: str) -> Callable[[], None]:
+    """mnist_step_fn's step as one ``minitensor.compile``d function."""
+    minitensor.manual_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.random((MNIST_BATCH, 784), dtype=np.float32)
+    y = minitensor.tensor(rng.integers(0, 10, MNIST_BATCH), backend=backend)
+    model = nn.Sequential(nn.Linear(784, 128, backend=backend, dtype="float32"), nn.ReLU(),
+                          nn.Linear(128, 10, backend=backend, dtype="float32"))
+    opt = optim.SGD(model.parameters(), lr=0.01)
+
+    @minitensor.compile
+    def train_step(xb: minitensor.Tensor, yb: minitensor.Tensor) -> minitensor.Tensor:
+        loss = nn.functional.cross_entropy(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def step() -> None:
+        train_step(minitensor.tensor(x, backend=backend, dtype="float32"), y).item()
+
+    return step
+
+
+def compiled_rows(backends: list[str], repeats: int) -> list[dict]:
+    """Eager and compiled split epoch and MLP step on each available backend but simple, with PyTorch's times
+    (its own process, as in the main table)."""
+    rows = []
+    torch_ref: dict[str, Any] = {}
+    for backend in backends:
+        if backend == "simple" or not available(backend):
+            continue
+        times = {}
+        for label, split_fn, mnist_fn in (("eager", split_step_fn, mnist_step_fn),
+                                          ("compiled", compiled_split_step_fn, compiled_mnist_step_fn)):
+            step, n = split_fn(backend)
+
+            def run_epoch(step: Callable[[], None] = step, n: int = n) -> None:
+                for _ in range(n):
+                    step()
+
+            times[label] = (median_time(run_epoch, repeats, warmup=2), median_time(mnist_fn(backend), repeats * 5, warmup=3))
+        device = "cuda" if backend == "cuda" else "cpu"
+        if device not in torch_ref:
+            torch_ref[device] = torch_times_in_subprocess(device, repeats)
+        rows.append({"backend": backend, "eager": times["eager"], "compiled": times["compiled"],
+                     "torch": torch_ref[device]})
+    return rows
+
+
+def print_compiled_rows(rows: list[dict]) -> None:
+    print(f"\n{'backend':9} {'mode':9} {'split s/epoch':>14} {'vs torch':>9} {'784-128-10 ms/step':>19} {'vs torch':>9}")
+    for r in rows:
+        ref = r["torch"]
+        for mode in ("eager", "compiled"):
+            epoch, step = r[mode]
+            ratio1 = f"{epoch / ref[0]:.2f}x" if ref else "n/a"
+            ratio2 = f"{step / ref[1]:.2f}x" if ref else "n/a"
+            print(f"{r['backend']:9} {mode:9} {epoch:14.4f} {ratio1:>9} {step * 1e3:19.3f} {ratio2:>9}")
+        if ref:
+            print(f"{'torch':9} {'eager':9} {ref[0]:14.4f} {'1.00x':>9} {ref[1] * 1e3:19.3f} {'1.00x':>9}")
+    print(f"(medians; ratios are time / PyTorch's time, < 1 is faster; numba threads {_threads()})")
+
+
 # --- main -------------------------------------------------------------------------------------
 
 
@@ -356,7 +452,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--gpt-threads", type=int, default=1,
                         help="Numba and BLAS threads for the GPT row (default 1, run_gpt.py's default)")
     parser.add_argument("--gpt-only", action="store_true", help="only the GPT row")
+    parser.add_argument("--compiled", action="store_true",
+                        help="only the split epoch and MLP step, eager and minitensor.compile'd, against PyTorch")
     args = parser.parse_args(argv)
+    if args.compiled:
+        if args.threads:
+            import numba
+
+            numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        compiled = compiled_rows(args.backends, args.repeats)
+        print_compiled_rows(compiled)
+        return compiled
     if args.gpt_only:
         gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads)
         print_gpt_rows(gpt, args.gpt_threads)

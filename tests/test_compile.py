@@ -216,3 +216,36 @@ def test_value_read_inside_is_an_error(read: Callable[[mt.Tensor], Any]) -> None
 def test_numpy_argument_is_refused() -> None:
     with pytest.raises(CompileError, match="NumPy array argument"):
         mt.compile(lambda x: x)(np.ones(2))
+
+
+def test_gpt_step_matches_eager() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "projects"))
+    from gpt import GPT, GPTConfig
+
+    from minitensor.nn.utils import clip_grad_norm_
+
+    rng = np.random.default_rng(3)
+    data = [tuple(mt.tensor(rng.integers(0, 11, (2, 6))) for _ in range(2)) for _ in range(3)]
+    runs = []
+    for compile_it in (False, True):
+        mt.manual_seed(0)
+        model = GPT(GPTConfig(11, block_size=6, n_layer=1, n_head=2, n_embd=8, dropout=0.1), backend="fast")
+        opt = model.configure_optimizers(0.1, 1e-2)
+
+        def step(x: mt.Tensor, y: mt.Tensor, model: Any = model, opt: Any = opt) -> mt.Tensor:
+            _, loss = model(x, y)
+            opt.zero_grad()
+            loss.backward()
+            clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            return loss
+
+        run = mt.compile(step) if compile_it else step
+        mt.manual_seed(7)
+        runs.append((train(run, data, 8), [p.to_numpy() for p in model.parameters()]))
+    assert runs[0][0] == runs[1][0]
+    for a, b in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_array_equal(a, b)

@@ -81,7 +81,6 @@ def bind_fast(op: Op) -> Call | None:
     def swap(a: Any) -> Any:
         return TensorData(scratch[id(a.storage)], a.shape, a.strides) if isinstance(a, TensorData) else a
 
-    start = {key: array.copy() for key, array in scratch.items()}
     args, kwargs = [swap(a) for a in op.args], {k: swap(v) for k, v in op.kwargs.items()}
     launches: list[tuple[Any, tuple]] = []
     try:
@@ -89,18 +88,25 @@ def bind_fast(op: Op) -> Call | None:
             op.method(*args, **kwargs)
     except Exception:  # noqa: BLE001 - an unexpected planning path: keep the method
         return None
-    expected = {key: array.copy() for key, array in scratch.items()}
     to_real = {id(scratch[id(d.storage)]): d.storage for d in datas}
     if launches:
-        check = _rebind(launches, {})
-        real = _rebind(launches, to_real)
+        check, real = _rebind(launches, {}), _rebind(launches, to_real)
     elif op.name == "matmul" and len(datas) == 3:
         check, real = _blas(*args[:3]), _blas(*op.args[:3])
     else:
         return None
+    # Check on other values than the recording saw (floats redrawn; integers, often indices, kept), so a binding that
+    # missed work done outside Numba (a NumPy pass into a temporary the kernel then reads) cannot pass.
+    rng = np.random.default_rng(0)
+    fresh = {key: (rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f" else a.copy())
+             for key, a in scratch.items()}
     for key, array in scratch.items():
-        np.copyto(array, start[key])
+        np.copyto(array, fresh[key])
     with np.errstate(all="ignore"):
+        op.method(*args, **kwargs)
+        expected = {key: array.copy() for key, array in scratch.items()}
+        for key, array in scratch.items():
+            np.copyto(array, fresh[key])
         check()
     same = all(np.array_equal(scratch[key], expected[key], equal_nan=True) for key in scratch)
     return real if same else None
