@@ -68,26 +68,14 @@ def _step(data: TensorData, dim: int) -> int:
     return data.strides[dim] if data.shape[dim] > 1 else 1
 
 
-_masks: dict[tuple[int, int], np.ndarray] = {}
-
-
-def _above_diagonal(rows: int, cols: int) -> np.ndarray:
-    """The (rows, cols) bool mask of entries j > i (cached; read-only)."""
-    mask = _masks.get((rows, cols))
-    if mask is None:
-        mask = _masks[(rows, cols)] = ~np.tri(rows, cols, dtype=np.bool_)
-        mask.flags.writeable = False
-    return mask
-
-
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class FusedKernels(Backend):
-    """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage: softmax as a
-    few in-place NumPy passes on strided views (whose SIMD exp is ~10x a Numba ``math.exp`` per element here),
-    layer_norm as one Numba row kernel each way, float32 GELU as NumPy's exp plus one Numba pass. Other dtypes and
-    layouts take the composed defaults."""
+    """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax: one
+    Numba row pass (scale, causal mask, row max), then NumPy's SIMD exp, sum and divide in place (NumPy's exp is ~10x
+    a Numba ``math.exp`` per element here); its backward one Numba row pass (log_softmax's NumPy passes). layer_norm:
+    one Numba row kernel each way. float32 GELU: NumPy's exp plus one Numba pass. Other dtypes: the defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -97,15 +85,15 @@ class FusedKernels(Backend):
             super().softmax(a, dim, out, log, scale, causal)
             return
         dim = normalize_dim(dim, a.dims)
-        x, o = strided_view(a), strided_view(out, writeable=True)
-        with np.errstate(all="ignore"):  # IEEE: inf - inf is NaN (a row of only -inf gives NaN), no warnings
-            if scale != 1.0:
-                np.multiply(x, o.dtype.type(scale), out=o)
-            else:
-                np.copyto(o, x)
-            if causal:
-                np.copyto(o, -np.inf, where=_above_diagonal(a.shape[-2], a.shape[-1]))
-            np.subtract(o, o.max(axis=dim, keepdims=True), out=o)
+        if causal and (a.dims < 2 or dim != a.dims - 1):
+            raise ValueError(f"softmax: causal needs dim to be the last of >= 2 dims, got dim {dim} of shape {a.shape}")
+        a = _positive_step(self, a, dim)
+        rows, strides, n_chunks, per_chunk = natural_rows(a.shape, dim, [out, a])
+        args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks, per_chunk,
+                float(scale), a.shape[-2] if causal else 0)
+        launch(a.size, "softmax_shift_kernel", *args)
+        o = strided_view(out, writeable=True)
+        with np.errstate(all="ignore"):  # IEEE results, no warnings
             if log:
                 total = np.exp(o).sum(axis=dim, keepdims=True)
                 np.subtract(o, np.log(total, out=total), out=o)
@@ -121,16 +109,19 @@ class FusedKernels(Backend):
             super().softmax_backward(grad, out, dim, grad_input, log, scale)
             return
         dim = normalize_dim(dim, out.dims)
+        if not log:
+            grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
+            out = _positive_step(self, out, dim)
+            rows, strides, n_chunks, per_chunk = natural_rows(out.shape, dim, [grad_input, grad, out])
+            args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], _step(grad, dim),
+                    _step(out, dim), _step(grad_input, dim), n_chunks, per_chunk, float(scale))
+            launch(out.size, "softmax_backward_kernel", *args)
+            return
         g, y, gi = strided_view(grad), strided_view(out), strided_view(grad_input, writeable=True)
         with np.errstate(all="ignore"):
-            if log:
-                np.exp(y, out=gi)
-                np.multiply(gi, g.sum(axis=dim, keepdims=True), out=gi)
-                np.subtract(g, gi, out=gi)
-            else:
-                np.multiply(g, y, out=gi)
-                np.subtract(g, gi.sum(axis=dim, keepdims=True), out=gi)
-                np.multiply(gi, y, out=gi)
+            np.exp(y, out=gi)
+            np.multiply(gi, g.sum(axis=dim, keepdims=True), out=gi)
+            np.subtract(g, gi, out=gi)
             if scale != 1.0:
                 np.multiply(gi, gi.dtype.type(scale), out=gi)
 

@@ -1,5 +1,6 @@
 """Numba kernels of the ``fast`` backend for torch eager's composite ops: layer_norm forward and backward (one pass
-per row instead of a chain of element-wise kernels) and the float32 GELU (one element-wise pass).
+per row instead of a chain of element-wise kernels), softmax's shift (scale, causal mask and row max in one pass;
+the exp is NumPy's SIMD loop) and the float32 GELU (one element-wise pass).
 
 Copied by :mod:`minitensor.backends.fast_codegen` into the fingerprinted cache directory (family "fused") and
 imported from there, like :mod:`minitensor.backends.fast_extra_kernels`, so the compiled code is cached on disk.
@@ -27,6 +28,8 @@ ERF_P = 0.3275911  # erf(z) ~ 1 - t (a1 + t (a2 + ...)) e^(-z^2), t = 1 / (1 + p
 ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)  # |error| < 1.5e-7
 INV_SQRT_2PI = 0.3989422804014327
 SQRT1_2 = 0.7071067811865476
+ROW_FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
+"""Row sums may be reordered (vectorized); NaN and inf keep their IEEE meaning (no "nnan"/"ninf")."""
 
 
 @njit(inline="always")
@@ -37,7 +40,7 @@ def row(values, start, length, step):
     return values[start : start + (length - 1) * step + 1 : step]
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
 def layer_norm_row(x, w, b, out, eps, has_weight, has_bias):
     """Normalize one row: returns (mean, rstd) and writes (x - mean) rstd w + b into ``out``."""
     n = x.size
@@ -90,7 +93,7 @@ def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, 
             advance(index, shape, strides, pos, nd - 1)
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
 def layer_norm_backward_row(g, x, w, gi, mu, r, partial, has_weight, need_input, need_params):
     """One row of the layer_norm backward: gi = r (h - mean(h) - xhat mean(h xhat)) with h = g w, xhat = (x - mu) r;
     adds g xhat and g into ``partial[0]`` and ``partial[1]``."""
@@ -143,6 +146,82 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
                 layer_norm_backward_row(row(grad, pos[1], length, sg), row(a, pos[2], length, sa), weight,
                                         row(grad_input, pos[0], length, sgi), mu, r, partial, has_weight, need_input,
                                         need_params)
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(error_model="numpy")
+def softmax_shift_row(x, out, scale, keep):
+    """out = scale * x - max over the first ``keep`` entries, -inf after them (NaN entries do not count for the max:
+    they make their row NaN later anyway; a row whose max is +-inf becomes NaN as inf - inf)."""
+    top = -np.inf
+    for k in range(keep):
+        v = scale * x[k]
+        if v > top:
+            top = v
+    if top == np.inf or top == -np.inf:
+        top = np.nan
+    for k in range(keep):
+        out[k] = scale * x[k] - top
+    for k in range(keep, x.size):
+        out[k] = -np.inf
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def softmax_shift_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, scale, causal_rows):
+    """Rows of ``length``: out = scale * a - its row max (``softmax_shift_row``); ``strides`` rows are (out, a). With
+    ``causal_rows`` > 0, row r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order)."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    unit = sa == 1 and so == 1
+    for c in prange(n_chunks):
+        r0 = c * per_chunk
+        r1 = min(r0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(2, np.int64)
+        start_positions(r0, shape, strides, index, pos)
+        for r in range(r0, r1):
+            keep = min(length, r % causal_rows + 1) if causal_rows > 0 else length
+            if unit:
+                softmax_shift_row(a[pos[1] : pos[1] + length], out[pos[0] : pos[0] + length], scale, keep)
+            else:
+                softmax_shift_row(row(a, pos[1], length, sa), row(out, pos[0], length, so), scale, keep)
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
+def softmax_backward_row(g, y, out, scale):
+    """out = scale * y * (g - sum(g y)) for one row."""
+    acc = 0.0
+    for k in range(y.size):
+        acc += g[k] * y[k]
+    for k in range(y.size):
+        out[k] = scale * y[k] * (g[k] - acc)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chunks, per_chunk, scale):
+    """Rows of ``length``: the softmax gradient from its result y (``softmax_backward_row``); ``strides`` rows are
+    (out, grad, y)."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    unit = sg == 1 and sy == 1 and so == 1
+    for c in prange(n_chunks):
+        r0 = c * per_chunk
+        r1 = min(r0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(3, np.int64)
+        start_positions(r0, shape, strides, index, pos)
+        for _ in range(r0, r1):
+            if unit:
+                softmax_backward_row(grad[pos[1] : pos[1] + length], y[pos[2] : pos[2] + length],
+                                     out[pos[0] : pos[0] + length], scale)
+            else:
+                softmax_backward_row(row(grad, pos[1], length, sg), row(y, pos[2], length, sy),
+                                     row(out, pos[0], length, so), scale)
             advance(index, shape, strides, pos, nd - 1)
 
 
