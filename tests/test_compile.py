@@ -249,3 +249,16 @@ def test_gpt_step_matches_eager() -> None:
     assert runs[0][0] == runs[1][0]
     for a, b in zip(runs[0][1], runs[1][1]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_replays_still_validate_class_indices() -> None:
+    model = mlp("fast")
+    step = mt.compile(sgd_step(model, optim.SGD(model.parameters(), lr=0.1)))
+    (x, y), = batches("fast", 1)
+    for _ in range(3):
+        step(x, y)
+    before = [p.to_numpy() for p in model.parameters()]
+    with pytest.raises(IndexError, match="out of range"):
+        step(x, mt.tensor([99] * len(y)))
+    for a, p in zip(before, model.parameters()):  # checked before any kernel ran, as eager checks before any op
+        np.testing.assert_array_equal(a, p.to_numpy())

@@ -14,6 +14,7 @@ that a replay must run again, and :func:`add_guard` for host values that decide 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 import threading
@@ -44,7 +45,7 @@ VALIDATION_SITES = frozenset({
     ("nn/sparse.py", "_check_indices"), ("tensor_index.py", "_check_range"), ("tensor_math.py", "_check_divisor"),
 })
 """Library functions that read values back only to validate them (class-index and range checks): allowed while
-tracing, not repeated on replay."""
+tracing; replays call them again on their own data (before the kernels when they only look at inputs, else after)."""
 
 _active: Trace | None = None
 
@@ -172,7 +173,8 @@ class Trace:
     draws: list[Draw] = field(default_factory=list)
     host_steps: list[Callable[[], Any]] = field(default_factory=list)
     guards: list[tuple[Callable[[], Any], Any]] = field(default_factory=list)
-    validation_reads: list[str] = field(default_factory=list)
+    checks: list[tuple[Callable[..., Any], tuple, dict, list[TensorData]]] = field(default_factory=list)
+    _checked_frames: dict[int, list[TensorData]] = field(default_factory=dict)
     paused: int = 0
     depth: int = 0
     _installed: list[tuple[Backend, str, bool, Any]] = field(default_factory=list)
@@ -279,12 +281,12 @@ class Trace:
     def _reader(self, method: Callable[..., Any]) -> Callable[..., Any]:
         def read(*args: Any, **kwargs: Any) -> Any:
             if self.recording():
-                self._check_read()
+                self._check_read(args[0] if args else kwargs["data"])
             return method(*args, **kwargs)
 
         return read
 
-    def _check_read(self) -> None:
+    def _check_read(self, data: TensorData) -> None:
         """Allow the library's validation reads; raise CompileError for a value read anywhere else."""
         frame: Any = sys._getframe(2)
         what = "to_numpy"
@@ -296,7 +298,7 @@ class Trace:
             return
         path, func = frame.f_code.co_filename, frame.f_code.co_name
         if path.startswith(_PACKAGE) and (path[len(_PACKAGE):].replace(os.sep, "/"), func) in VALIDATION_SITES:
-            self.validation_reads.append(f"{func} ({os.path.basename(path)})")
+            self._note_check(frame, data)
             return
         shown = {"__bool__": "bool(tensor)", "__float__": "float(tensor)", "__int__": "int(tensor)",
                  "__index__": "using a tensor as an index", "__array__": "np.asarray(tensor)", "__repr__": "repr(tensor)"}
@@ -307,6 +309,23 @@ class Trace:
             "the value (and any branch taken on it) would be frozen at its first call. Read values after the "
             "compiled call returns (its outputs are ordinary tensors), or call the function uncompiled."
         )
+
+    def _note_check(self, frame: Any, data: TensorData) -> None:
+        """Keep the validating call (function and arguments, and the data it reads) so that replays can run it again
+        on their data."""
+        reads = self._checked_frames.get(id(frame))
+        if reads is not None:
+            reads.append(data)
+            return
+        reads = self._checked_frames[id(frame)] = [data]
+        function = frame.f_globals.get(frame.f_code.co_name)
+        info = inspect.getargvalues(frame)
+        args = [info.locals[name] for name in info.args]
+        if info.varargs:
+            args.extend(info.locals[info.varargs])
+        kwargs = dict(info.locals[info.keywords]) if info.keywords else {}
+        if callable(function):
+            self.checks.append((function, tuple(args), kwargs, reads))
 
     def finish(self) -> None:
         """Checks after the traced call: every random draw reached a tensor, and the generator was not replaced."""

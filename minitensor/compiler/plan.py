@@ -4,7 +4,8 @@ Buffers allocated during the trace are kept and reused by every replay (the plan
 before (parameters, gradients of earlier steps, optimizer state, cached constants) are used in place. A replay
 runs, in order: the host steps the trace registered (optimizer step counts and learning rates), the re-draws of
 random numbers, the refills of allocated-and-initialised buffers that the step later overwrites, the copies of the
-new inputs into the traced input buffers, and the kernel calls. On the ``fast`` backend most calls are bound to
+new inputs into the traced input buffers, the library's validation checks that look only at inputs (class indices
+in range), the kernel calls, and the other validation checks. On the ``fast`` backend most calls are bound to
 the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`); others call the backend method.
 """
 
@@ -108,6 +109,17 @@ class Plan:
                 contents = alloc.contents if alloc.contents is not None else np.zeros(alloc.data.shape, alloc.data.dtype)
                 prologue.append(_filler(backend, alloc.data, contents))
         self.prologue = prologue
+        # A check runs before the kernels when what it reads is an input or a reduction (min/max) of one, as the
+        # class-index checks are: out-of-range indices must not reach the gather/scatter kernels.
+        on_inputs = {id(root_of(data.storage)) for _, data in inputs}
+        for op in trace.ops:
+            if op.name == "reduce" and all(id(root_of(d.storage)) in on_inputs for d in op.inputs()):
+                on_inputs.update(id(root_of(d.storage)) for d in op.outputs())
+        self.checks_before: list[Call] = []
+        self.checks_after: list[Call] = []
+        for function, args, kwargs, reads in trace.checks:
+            before = all(id(root_of(d.storage)) in on_inputs for d in reads)
+            (self.checks_before if before else self.checks_after).append(functools.partial(function, *args, **kwargs))
         self.calls = [bind(op) for op in trace.ops]
         self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
@@ -125,5 +137,9 @@ class Plan:
         for (backend, buffer), data in zip(self.inputs, new_inputs):
             if data is not buffer:
                 copy_into(backend, data, buffer)
+        for check in self.checks_before:
+            check()
         for call in self.calls:
             call()
+        for check in self.checks_after:
+            check()
