@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Iterable
 
 from ..autodiff import no_grad
@@ -27,7 +29,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
                     error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     r"""Scale the gradients in place so that their joint norm is at most ``max_norm``; returns the norm before.
 
-    total = \|(\|g_1\|_p, ..., \|g_n\|_p)\|_p (p = ``norm_type``, ``inf`` for the max-abs norm); every gradient is
+    total = \|(\|g_1\|_p, ..., \|g_n\|_p)\|_p (p = ``norm_type``, ``inf`` for the max-abs norm; for p = 2 the sum of
+    every g_i . g_i, one dot-product kernel per gradient); every gradient is
     multiplied by min(1, max_norm / (total + 1e-6)), without a host sync. ``error_if_nonfinite``: RuntimeError when
     the total is nan or inf. ``foreach`` is accepted for PyTorch compatibility (the loop is the same).
     """
@@ -38,15 +41,21 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
 
         return tensor(0.0)
     with no_grad():
-        norms = [g.detach().norm(norm_type) for g in grads]
-        total = stack(norms).norm(norm_type)
+        if norm_type == 2.0:  # the sum of squares as one dot product (one matmul kernel) per gradient
+            squares = [flat.view(1, -1) @ flat.view(-1, 1) for flat in (g.detach().reshape(-1) for g in grads)]
+            total = functools.reduce(operator.add, squares).view(()).sqrt()
+        else:
+            total = stack([g.detach().norm(norm_type) for g in grads]).norm(norm_type)
         if error_if_nonfinite and not math.isfinite(total.item()):
             raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
                                "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
                                "norm anyway, set `error_if_nonfinite=False`")
         coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        coefs = {coef.dtype: coef}
         for g in grads:
-            g.mul_(coef.cast(g.dtype))
+            if g.dtype not in coefs:
+                coefs[g.dtype] = coef.cast(g.dtype)
+            g.mul_(coefs[g.dtype])
     return total
 
 
