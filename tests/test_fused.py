@@ -194,3 +194,21 @@ def test_second_derivatives_match_torch() -> None:
     tp.backward()
     for x, tx in zip(ours, theirs):
         close(x.grad, tx.grad, 1e-9)
+
+
+@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+def test_gelu_backend_entry_points(backend: str, dtype: Any, tdtype: Any, tol: float) -> None:
+    """Backend.gelu with ``slope`` and Backend.gelu_backward (not reached through F.gelu's own backward) against torch."""
+    lean(backend, dtype)
+    x0, g0 = np.linspace(-6, 6, 24).reshape(4, 6), np.random.default_rng(7).normal(size=(4, 6))
+    x, g = mt.tensor(x0, dtype=dtype, backend=backend), mt.tensor(g0, dtype=dtype, backend=backend)
+    tx = torch.tensor(x0, dtype=tdtype, requires_grad=True)
+    ty = torch.nn.functional.gelu(tx)
+    (tslope,) = torch.autograd.grad(ty.sum(), tx)
+    (tgrad,) = torch.autograd.grad(torch.nn.functional.gelu(tx), tx, torch.tensor(g0, dtype=tdtype))
+    be = x.backend
+    out, slope, grad_input = (be.empty(x.shape, x.dtype) for _ in range(3))
+    be.gelu(x._data, out, "none", slope)
+    be.gelu_backward(g._data, x._data, grad_input, "none")
+    for ours, theirs in ((out, ty), (slope, tslope), (grad_input, tgrad)):
+        close(mt.Tensor(ours, be), theirs, tol)

@@ -224,9 +224,13 @@ class Backend(ABC):
         self.zip("sub", h, m1, h)
         self.zip("mul", h, rstd, grad_input)
 
-    def gelu(self, a: TensorData, out: TensorData, approximate: str = "none") -> None:
-        """out = GELU(a): a Phi(a) (``approximate="none"``) or its tanh form (``"tanh"``), the ``gelu``/``gelu_tanh`` ops."""
-        self.map("gelu_tanh" if approximate == "tanh" else "gelu", a, out)
+    def gelu(self, a: TensorData, out: TensorData, approximate: str = "none", slope: TensorData | None = None) -> None:
+        """out = GELU(a): a Phi(a) (``approximate="none"``) or its tanh form (``"tanh"``), the ``gelu``/``gelu_tanh`` ops;
+        with ``slope`` (a's shape) also slope = GELU'(a), so a backward is one multiply."""
+        tanh = approximate == "tanh"
+        self.map("gelu_tanh" if tanh else "gelu", a, out)
+        if slope is not None:
+            self.zip("gelu_tanh_back" if tanh else "gelu_back", a, self._constant(1.0, slope.dtype), slope)
 
     def gelu_backward(self, grad: TensorData, a: TensorData, grad_input: TensorData, approximate: str = "none") -> None:
         """grad_input = grad * GELU'(a) (the ``gelu_back``/``gelu_tanh_back`` ops); all three of one shape."""

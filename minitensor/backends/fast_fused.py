@@ -162,19 +162,20 @@ class FusedKernels(Backend):
                 if target is not None:
                     strided_view(target, writeable=True)[...] = values
 
-    def gelu(self, a: TensorData, out: TensorData, approximate: str = "none") -> None:
-        if not self._gelu_fast(approximate, a, out):
-            super().gelu(a, out, approximate)
+    def gelu(self, a: TensorData, out: TensorData, approximate: str = "none", slope: TensorData | None = None) -> None:
+        if not self._gelu_fast(approximate, a, out, *([] if slope is None else [slope])):
+            super().gelu(a, out, approximate, slope)
             return
         x = a.storage
-        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), x, out.storage, False)
+        s = x if slope is None else slope.storage
+        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), x, out.storage, s, 0 if slope is None else 1)
 
     def gelu_backward(self, grad: TensorData, a: TensorData, grad_input: TensorData, approximate: str = "none") -> None:
         if not self._gelu_fast(approximate, a, grad_input, grad):
             super().gelu_backward(grad, a, grad_input, approximate)
             return
         x = a.storage
-        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), grad.storage, grad_input.storage, True)
+        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), grad.storage, grad_input.storage, x, 2)
 
     @staticmethod
     def _gelu_fast(approximate: str, *operands: TensorData) -> bool:

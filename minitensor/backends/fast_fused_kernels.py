@@ -234,13 +234,16 @@ def normal_cdf(x, e):
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def gelu_float32_kernel(x, e, grad, out, backward):
-    """Contiguous float32 GELU with ``e`` = exp(-x^2 / 2) precomputed (NumPy's SIMD exp): out = x Phi(x), or with
-    ``backward`` out = grad (Phi(x) + x phi(x)); |error of Phi| < 1e-7, like torch's own float32 kernel."""
+def gelu_float32_kernel(x, e, grad, out, slope, mode):
+    """Contiguous float32 GELU with ``e`` = exp(-x^2 / 2) precomputed (NumPy's SIMD exp). ``mode`` 0: out = x Phi(x);
+    1: that and slope = Phi(x) + x phi(x) (the derivative); 2: out = grad * slope. |error of Phi| < 1e-7, like
+    torch's own float32 kernel."""
     for i in prange(x.size):
         v = np.float64(x[i])
         cdf = normal_cdf(v, e[i])
-        if backward:
+        if mode == 2:
             out[i] = grad[i] * (cdf + v * e[i] * INV_SQRT_2PI)
         else:
             out[i] = v * cdf
+            if mode == 1:
+                slope[i] = cdf + v * e[i] * INV_SQRT_2PI

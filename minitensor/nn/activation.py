@@ -175,26 +175,25 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
 
 
 class Gelu(TensorFunction):
-    """GELU as one backend call each way (``Backend.gelu``/``gelu_backward``: by default the element-wise ``gelu`` /
-    ``gelu_tanh`` ops and their ``*_back``); under
+    """GELU as one backend call (``Backend.gelu``: by default the element-wise ``gelu`` / ``gelu_tanh`` op) that also
+    writes the derivative when a gradient is needed, so the backward is one multiply; under
     ``create_graph`` the derivative is built from differentiable ops (erf/exp, or tanh)."""
 
     higher_order = True
 
     @staticmethod
     def forward(ctx: Context, x: Tensor, tanh: bool) -> Tensor:  # type: ignore[override]
-        ctx.save_for_backward(x, tanh)
-        out = x.backend.empty(x.shape, x.dtype)
-        x.backend.gelu(x._data, out, "tanh" if tanh else "none")
-        return Tensor(out, x.backend)
+        be = x.backend
+        out, slope = be.empty(x.shape, x.dtype), be.empty(x.shape, x.dtype) if ctx.needs_input_grad[0] else None
+        be.gelu(x._data, out, "tanh" if tanh else "none", slope)
+        ctx.save_for_backward(x, tanh, None if slope is None else Tensor(slope, be))
+        return Tensor(out, be)
 
     @staticmethod
     def backward(ctx: Context, grad: Tensor) -> Tensor:  # type: ignore[override]
-        x, tanh = ctx.saved_values
+        x, tanh, slope = ctx.saved_values
         if not is_grad_enabled():
-            out = x.backend.empty(x.shape, x.dtype)
-            x.backend.gelu_backward(grad._data, x._data, out, "tanh" if tanh else "none")
-            return Tensor(out, x.backend)
+            return grad._zip("mul", slope)  # GELU'(x), computed in the forward pass
         if tanh:
             t = ((x + x * x * x * 0.044715) * _GELU_C).tanh()
             slope = (t + 1.0) * 0.5 + x * 0.5 * (1.0 - t * t) * _GELU_C * (x * x * (3 * 0.044715) + 1.0)
