@@ -262,3 +262,38 @@ def test_replays_still_validate_class_indices() -> None:
         step(x, mt.tensor([99] * len(y)))
     for a, p in zip(before, model.parameters()):  # checked before any kernel ran, as eager checks before any op
         np.testing.assert_array_equal(a, p.to_numpy())
+
+
+def test_state_rebound_between_calls_is_copied_in() -> None:
+    """zero_grad(set_to_none=False) inside the step reads last step's gradient buffers; a loaded optimizer state
+    replaces the tensors the plan reads: both must behave as in eager."""
+    data = batches("fast", 3)
+    models = [mlp("fast"), mlp("fast")]
+    opts = [optim.Adam(m.parameters(), lr=0.01) for m in models]
+    steps = []
+    for model, opt in zip(models, opts):
+        def step(x: mt.Tensor, y: mt.Tensor, model: nn.Module = model, opt: Any = opt) -> mt.Tensor:
+            opt.zero_grad(set_to_none=False)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        steps.append(step)
+    compiled = mt.compile(steps[1])
+    assert train(compiled, data, 5) == train(steps[0], data, 5)
+    saved = opts[0].state_dict()
+    for opt in opts:
+        opt.load_state_dict(saved)  # new state tensors (copies), same values
+    assert train(compiled, data, 4) == train(steps[0], data, 4)
+    assert_same_params(models[0], models[1])
+
+
+def test_input_gradients_reach_the_callers_tensors() -> None:
+    w = mt.tensor([1.0, -2.0, 3.0])
+    f = mt.compile(lambda x: ((x * w).sum() ** 2).backward())
+    for values in ([1.0, 2.0, 3.0], [0.5, 0.0, -1.0]):
+        x = mt.tensor(values, requires_grad=True)
+        f(x)
+        s = float(np.dot(values, w.tolist()))
+        np.testing.assert_allclose(x.grad.to_numpy(), 2 * s * w.to_numpy(), rtol=1e-6)

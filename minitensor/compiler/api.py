@@ -107,21 +107,26 @@ class CompiledFunction:
         self.traces = 0
         self._plans: OrderedDict[Any, list[Entry]] = OrderedDict()
         self._member_cache: dict[int, tuple[Any, list[Tensor], list[Module]]] = {}
+        self._discovered: tuple[dict[str, Any], list[tuple[str, Any]], list[Any]] | None = None
         functools.update_wrapper(self, fn)
 
     def reset(self) -> None:
         """Forget every plan (the next call traces again)."""
         self._plans.clear()
         self._member_cache.clear()
+        self._discovered = None
 
     @property
     def plans(self) -> int:
         return sum(len(entries) for entries in self._plans.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves: list[Tensor] = []
-        parts: list[Any] = []
-        _flatten((args, kwargs), leaves, parts)
+        if not kwargs and all(type(a) is Tensor for a in args):  # the common case, without the recursive walk
+            leaves: list[Tensor] = list(args)
+            parts: list[Any] = [(a._data.shape, a._data.dtype.str, id(a.backend), a._requires_grad) for a in args]
+        else:
+            leaves, parts = [], ["nested"]
+            _flatten((args, kwargs), leaves, parts)
         objects = self._discover(args, kwargs)
         key = (tuple(parts), is_grad_enabled(), self._state_key(objects))
         entries = self._plans.get(key)
@@ -171,7 +176,22 @@ class CompiledFunction:
     # --- guards on Python state ---
 
     def _discover(self, args: Any, kwargs: Any) -> list[Any]:
-        """Modules and optimizers the function can reach: its arguments, its bound object, closure and named globals."""
+        """Modules and optimizers the function can reach: its arguments, its bound object, closure, default arguments
+        and named globals. The globals found last time are looked up again first: while they are unchanged and no
+        argument is a module or optimizer, the last answer stands."""
+        cached = self._discovered
+        if cached is not None and not any(isinstance(a, Module) or _is_optimizer(a) for a in (*args, *kwargs.values())):
+            scope, names, found = cached
+            if all(scope.get(name) is obj for name, obj in names):
+                return found
+        found = self._discover_all(args, kwargs)
+        func = getattr(self.fn, "__func__", self.fn)
+        scope = getattr(func, "__globals__", {})
+        names = [(name, scope[name]) for name in getattr(getattr(func, "__code__", None), "co_names", ()) if name in scope]
+        self._discovered = (scope, names, found)
+        return found
+
+    def _discover_all(self, args: Any, kwargs: Any) -> list[Any]:
         candidates: list[Any] = [*args, *kwargs.values()]
         fn = self.fn
         owner = getattr(fn, "__self__", None)

@@ -45,7 +45,7 @@ VALIDATION_SITES = frozenset({
     ("nn/sparse.py", "_check_indices"), ("tensor_index.py", "_check_range"), ("tensor_math.py", "_check_divisor"),
 })
 """Library functions that read values back only to validate them (class-index and range checks): allowed while
-tracing; replays call them again on their own data (before the kernels when they only look at inputs, else after)."""
+tracing; replays call them again before the kernels when they check the inputs (see :class:`~.plan.Plan`)."""
 
 _active: Trace | None = None
 

@@ -4,8 +4,8 @@ Buffers allocated during the trace are kept and reused by every replay (the plan
 before (parameters, gradients of earlier steps, optimizer state, cached constants) are used in place. A replay
 runs, in order: the host steps the trace registered (optimizer step counts and learning rates), the re-draws of
 random numbers, the refills of allocated-and-initialised buffers that the step later overwrites, the copies of the
-new inputs into the traced input buffers, the library's validation checks that look only at inputs (class indices
-in range), the kernel calls, and the other validation checks. On the ``fast`` backend most calls are bound to
+new inputs into the traced input buffers, the library's validation checks of the inputs (class indices in range),
+and the kernel calls. On the ``fast`` backend most calls are bound to
 the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`); others call the backend method.
 """
 
@@ -25,17 +25,32 @@ from .plan_fast import bind_fast
 Call = Callable[[], Any]
 
 
+_host_types: dict[type, bool] = {}
+
+
+def is_host(backend: Backend) -> bool:
+    """Whether ``backend`` keeps NumPy storage (a cached isinstance: ABC checks are slow on a hot path)."""
+    kind = type(backend)
+    host = _host_types.get(kind)
+    if host is None:
+        host = _host_types[kind] = isinstance(backend, HostBackend)
+    return host
+
+
 def copy_into(backend: Backend, src: TensorData, dst: TensorData) -> None:
     """dst[...] = src[...] (same shape; any strides) on ``backend``, without recording."""
-    if isinstance(backend, HostBackend) and src.size:
-        np.copyto(strided_view(dst, writeable=True), strided_view(src), casting="unsafe")
+    if is_host(backend) and src.size:
+        if src.strides == dst.strides and src.dtype == dst.dtype and src.is_contiguous():
+            dst.storage[: src.size] = src.storage[: src.size]
+        else:
+            np.copyto(strided_view(dst, writeable=True), strided_view(src), casting="unsafe")
     else:
         type(backend).map(backend, "id", src, dst)
 
 
 def fresh_copy(backend: Backend, data: TensorData) -> TensorData:
     """A new contiguous TensorData holding ``data``'s values."""
-    if isinstance(backend, HostBackend):
+    if is_host(backend):
         return TensorData(np.array(strided_view(data), order="C").reshape(-1), data.shape)
     out = type(backend).empty(backend, data.shape, data.dtype)
     type(backend).map(backend, "id", data, out)
@@ -45,7 +60,7 @@ def fresh_copy(backend: Backend, data: TensorData) -> TensorData:
 def _filler(backend: Backend, data: TensorData, contents: np.ndarray) -> Call:
     """A call that writes ``contents`` (its initial values) back into the allocated ``data``."""
     flat = np.ascontiguousarray(contents.reshape(-1), dtype=data.dtype)
-    if isinstance(backend, HostBackend):
+    if is_host(backend):
         storage = data.storage
         return functools.partial(np.copyto, storage[: flat.size], flat)
     return functools.partial(data.storage.copy_to_device, flat)
@@ -55,7 +70,7 @@ def _redrawer(backend: Backend, alloc: Alloc) -> Call:
     """A call that draws again from the generator and writes the values into the draw's buffer (as eager would)."""
     draw, data = alloc.draw, alloc.data
     assert draw is not None
-    dtype, size, host = data.dtype, data.size, isinstance(backend, HostBackend)
+    dtype, size, host = data.dtype, data.size, is_host(backend)
 
     def redraw() -> None:
         values = np.asarray(draw.again()).astype(dtype, copy=False).reshape(-1)
@@ -109,17 +124,15 @@ class Plan:
                 contents = alloc.contents if alloc.contents is not None else np.zeros(alloc.data.shape, alloc.data.dtype)
                 prologue.append(_filler(backend, alloc.data, contents))
         self.prologue = prologue
-        # A check runs before the kernels when what it reads is an input or a reduction (min/max) of one, as the
-        # class-index checks are: out-of-range indices must not reach the gather/scatter kernels.
+        # Checks of what the caller passes in (an input, or a min/max of one: the class-index and embedding checks) run
+        # again before the kernels, so out-of-range indices never reach them; checks of values the library computed
+        # itself (the indices cross_entropy derives from checked targets) are trace-time only, like other Python.
         on_inputs = {id(root_of(data.storage)) for _, data in inputs}
         for op in trace.ops:
             if op.name == "reduce" and all(id(root_of(d.storage)) in on_inputs for d in op.inputs()):
                 on_inputs.update(id(root_of(d.storage)) for d in op.outputs())
-        self.checks_before: list[Call] = []
-        self.checks_after: list[Call] = []
-        for function, args, kwargs, reads in trace.checks:
-            before = all(id(root_of(d.storage)) in on_inputs for d in reads)
-            (self.checks_before if before else self.checks_after).append(functools.partial(function, *args, **kwargs))
+        self.checks = [functools.partial(function, *args, **kwargs) for function, args, kwargs, reads in trace.checks
+                       if all(id(root_of(d.storage)) in on_inputs for d in reads)]
         self.calls = [bind(op) for op in trace.ops]
         self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
@@ -137,9 +150,7 @@ class Plan:
         for (backend, buffer), data in zip(self.inputs, new_inputs):
             if data is not buffer:
                 copy_into(backend, data, buffer)
-        for check in self.checks_before:
+        for check in self.checks:
             check()
         for call in self.calls:
             call()
-        for check in self.checks_after:
-            check()
