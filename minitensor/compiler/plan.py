@@ -2,9 +2,9 @@
 
 Buffers allocated during the trace are kept and reused by every replay (the plan owns them); buffers that existed
 before (parameters, gradients of earlier steps, optimizer state, cached constants) are used in place. A replay
-runs, in order: the host steps the trace registered (optimizer step counts and learning rates), the re-draws of
-random numbers, the refills of allocated-and-initialised buffers that the step later overwrites, the copies of the
-new inputs into the traced input buffers, the library's validation checks of the inputs (class indices in range),
+runs, in order: the copies of the new inputs into the traced input buffers, the library's validation checks of the
+inputs (class indices in range), the host steps the trace registered (optimizer step counts and learning rates),
+the re-draws of random numbers, the refills of allocated-and-initialised buffers that the step later overwrites,
 and the kernel calls. On the ``fast`` backend most calls are bound to
 the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`); others call the backend method.
 """
@@ -142,15 +142,15 @@ class Plan:
         return all(key() == value for key, value in self.guards)
 
     def run(self, new_inputs: list[TensorData]) -> None:
-        """Replay: host steps, re-draws and refills, input copies, then the kernel calls in order."""
+        """Replay: input copies, input checks, host steps, re-draws and refills, then the kernel calls in order."""
+        for (backend, buffer), data in zip(self.inputs, new_inputs):
+            if data is not buffer:
+                copy_into(backend, data, buffer)
+        for check in self.checks:  # before anything changes state, as eager raises before its first op
+            check()
         for step in self.host_steps:
             step()
         for call in self.prologue:
             call()
-        for (backend, buffer), data in zip(self.inputs, new_inputs):
-            if data is not buffer:
-                copy_into(backend, data, buffer)
-        for check in self.checks:
-            check()
         for call in self.calls:
             call()

@@ -11,6 +11,7 @@ Nothing in :mod:`minitensor.backends.fast` is changed.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
@@ -27,12 +28,16 @@ Call = Callable[[], Any]
 
 @contextmanager
 def _recording_launches(calls: list[tuple[Any, tuple]]) -> Any:
-    """While active, every call of a compiled Numba function from Python is noted (function, arguments) and run."""
+    """While active, every call of a compiled Numba function from Python in this thread is noted (function,
+    arguments) and run."""
+    thread = threading.get_ident()
     had = "__call__" in CPUDispatcher.__dict__
     previous = CPUDispatcher.__dict__.get("__call__")
     real = CPUDispatcher.__call__
 
     def recording(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() != thread:
+            return real(self, *args, **kwargs)
         if kwargs:
             raise TypeError("keyword arguments to a kernel are not recorded")
         calls.append((self, args))
