@@ -16,6 +16,8 @@ Two measurements, each a median over repeats after a warm-up (which pays for JIT
   ``projects/run_gpt.py``'s default character-level GPT on random tokens, and tokens/s, with the project's
   thread settings (``--gpt-threads``, default 1 for Numba and BLAS); PyTorch's twin (same layers, sizes and
   optimizer) with its default threads and with the same thread count. ``--gpt-only`` runs just this row.
+* ``--after-torch``: only the fast backend's MLP step, in a fresh process and in a fresh process where PyTorch ran a
+  parallel matmul before minitensor was imported (PyTorch's OpenMP runtime started first), and their ratio.
 
 With ``--blas-row``, ``fast/blas1`` repeats the fast backend with BLAS (OpenBLAS/MKL) held to one thread
 for the whole run through threadpoolctl (BLAS threads on top of Numba's oversubscribe small machines).
@@ -441,6 +443,52 @@ def in_fresh_process(call: str, what: str) -> Any:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+# --- sharing a process with PyTorch --------------------------------------------------------------
+
+TORCH_FIRST = "import torch; a = torch.rand(1024, 1024); [(a @ a).sum().item() for _ in range(3)]"
+"""Parallel PyTorch work run before minitensor is imported (its OpenMP runtime starts first, as in a user's script
+that imports torch first)."""
+
+
+def fast_mlp_step_time(repeats: int, threads: int | None) -> float:
+    """Median seconds of the fast backend's 784-128-10 MLP step in this process (``threads`` Numba threads)."""
+    if threads:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return median_time(mnist_step_fn("fast"), repeats * 5, warmup=3)
+
+
+def after_torch_times(repeats: int, threads: int | None) -> dict[str, float | None]:
+    """The fast MLP step in a fresh process and in one where PyTorch ran a parallel matmul before minitensor's
+    import, each its own subprocess (the user's OMP_WAIT_POLICY restored, as for the PyTorch timings)."""
+    call = f"fast_mlp_step_time({repeats}, {threads!r})"
+    return {"clean_s": in_fresh_process(call, "fast MLP step (clean process)"),
+            "after_torch_s": _in_fresh_process_after(TORCH_FIRST, call, "fast MLP step (after PyTorch)")}
+
+
+def _in_fresh_process_after(prelude: str, call: str, what: str) -> Any:
+    """``in_fresh_process`` with ``prelude`` run first, before this module (and minitensor) is imported."""
+    code = f"{prelude}\nimport json, sys; sys.path.insert(0, sys.argv[1]); import training; print(json.dumps(training.{call}))"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if USER_OMP_WAIT_POLICY is not None:
+        env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
+    result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        print(f"{what} measurement failed: {result.stderr.strip().splitlines()[-1:]}")
+        return None
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def print_after_torch(times: dict[str, float | None], threads: int | None) -> None:
+    clean, shared = times["clean_s"], times["after_torch_s"]
+    print(f"\nfast 784-128-10 MLP step, ms (numba threads: {threads or 'all cores'}; each in a fresh process)")
+    print(f"{'clean process':>14} {'after PyTorch':>14} {'ratio':>6}")
+    cells = [f"{t * 1e3:.3f}" if t else "n/a" for t in (clean, shared)]
+    ratio = f"{shared / clean:.2f}x" if clean and shared else "n/a"
+    print(f"{cells[0]:>14} {cells[1]:>14} {ratio:>6}")
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", nargs="+", choices=("simple", "fast", "cuda"), default=["simple", "fast", "cuda"])
@@ -454,7 +502,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--gpt-only", action="store_true", help="only the GPT row")
     parser.add_argument("--compiled", action="store_true",
                         help="only the split epoch and MLP step, eager and minitensor.compile'd, against PyTorch")
+    parser.add_argument("--after-torch", action="store_true",
+                        help="only the fast MLP step, in a clean process and in one where PyTorch ran parallel work first")
     args = parser.parse_args(argv)
+    if args.after_torch:
+        times = after_torch_times(args.repeats, args.threads)
+        print_after_torch(times, args.threads)
+        return [times]
     if args.compiled:
         if args.threads:
             import numba

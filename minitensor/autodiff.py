@@ -135,7 +135,8 @@ class Context:
 
     def save_for_backward(self, *values: Any) -> None:
         self.saved_values = values
-        self.saved_versions = tuple([getattr(v, "_version", 0) for v in values])
+        # A tensor's version is its storage counter's value (no counter yet: 0); other values have none.
+        self.saved_versions = tuple([0 if (c := getattr(v, "_counter", None)) is None else c[0] for v in values])
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -166,7 +167,8 @@ class History:
         """A saved value changed in place (its storage's version moved) since this op ran, or None."""
         assert self.ctx is not None
         for value, version in zip(self.ctx.saved_values, self.ctx.saved_versions):
-            if getattr(value, "_version", 0) != version:
+            counter = getattr(value, "_counter", None)
+            if (0 if counter is None else counter[0]) != version:
                 return value
         return None
 
@@ -356,17 +358,21 @@ def topological_sort(*roots: Variable) -> list[tuple[Variable, History | None]]:
         if expanded:
             order.append((var, history))
             continue
-        key = _key(var, history)
+        key = id(history) if history is not None else -1 - var.unique_id  # _key, inlined (it runs per edge)
         if key in visited:
             continue
         visited.add(key)
         stack.append((var, history, True))
         if history is not None:
-            for i, parent in enumerate(history.inputs):
-                parent_history = history.input_history(i)
-                if parent_history is not None or getattr(parent, "requires_grad", False):
-                    if _key(parent, parent_history) not in visited:
+            inputs, input_histories = history.inputs, history.input_histories
+            full = len(input_histories) == len(inputs)
+            for i, parent in enumerate(inputs):
+                parent_history = input_histories[i] if full else history.input_history(i)
+                if parent_history is not None:
+                    if id(parent_history) not in visited:
                         stack.append((parent, parent_history, False))
+                elif getattr(parent, "requires_grad", False) and -1 - parent.unique_id not in visited:
+                    stack.append((parent, None, False))
     order.reverse()
     return order
 
@@ -429,7 +435,7 @@ def run_backward(
     found: dict[int, Any] = {}
     with enable_grad() if create_graph else no_grad():
         for var, history in order:
-            key = _key(var, history)
+            key = id(history) if history is not None else -1 - var.unique_id
             g = pending.pop(key, None)
             if g is None:
                 continue
@@ -451,8 +457,10 @@ def run_backward(
                     f"create_graph=True: the backward of {fn.__name__} is not differentiable, so second derivatives "
                     "through it are not supported"
                 )
-            for parent, parent_grad in fn.chain_rule(history.ctx, history.inputs, g):
-                pkey = _key(parent, _input_history(history, parent))
+            inputs = history.inputs
+            for parent, parent_grad in fn.chain_rule(history.ctx, inputs, g):
+                parent_history = _input_history(history, parent)
+                pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
                 pending[pkey] = parent_grad if pkey not in pending else pending[pkey] + parent_grad
             if not retain_graph:
                 history.free()
@@ -461,7 +469,8 @@ def run_backward(
 
 def _input_history(history: History, parent: Any) -> History | None:
     """The History ``parent`` had when ``history``'s op used it."""
-    for i, value in enumerate(history.inputs):
+    inputs, input_histories = history.inputs, history.input_histories
+    for i, value in enumerate(inputs):
         if value is parent:
-            return history.input_history(i)
+            return input_histories[i] if i < len(input_histories) else history.input_history(i)
     return getattr(parent, "history", None)

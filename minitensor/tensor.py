@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dtypes
 from . import tensor_functions as F
-from .autodiff import History, RemovableHandle, add_hook, is_grad_enabled, new_hook_dict, next_id, node_of, run_backward
+from .autodiff import History, RemovableHandle, _ids, add_hook, is_grad_enabled, new_hook_dict, node_of, run_backward
 from .backends import Backend, backend_names, get_backend
 from .backends.base import HostBackend
 from .errors import BackendError, DTypeError, GradientError, ShapeError
@@ -56,7 +56,7 @@ class Tensor(
         if requires_grad or history is not None:
             self.requires_grad_(True)
         self.grad: Tensor | None = None
-        self.unique_id = next_id()
+        self.unique_id = next(_ids)
 
     # --- properties ---
 
@@ -106,11 +106,11 @@ class Tensor(
 
     def _view_of(self, data: TensorData) -> Tensor:
         """``data`` (new storage, or a view nobody writes through) as a tensor on this backend, without history."""
-        return Tensor(data, self.backend)
+        return _result(data, self.backend)
 
     def _alias(self, data: TensorData) -> Tensor:
         """A view ``data`` of this tensor's storage: it shares the storage's version counter."""
-        out = Tensor(data, self.backend)
+        out = _result(data, self.backend)
         counter = self._counter
         if counter is None:
             counter = self._counter = [0]
@@ -136,27 +136,31 @@ class Tensor(
         return Tensor(self.backend.zeros(tuple(shape), self.dtype), self.backend)
 
     def _map(self, op: str, dtype: Any = None) -> Tensor:
-        out = self.backend.empty(self.shape, self.dtype if dtype is None else np.dtype(dtype))
-        self.backend.map(op, self._data, out)
-        return Tensor(out, self.backend)
+        a, backend = self._data, self.backend
+        out = backend.empty(a.shape, a.dtype if dtype is None else np.dtype(dtype))
+        backend.map(op, a, out)
+        return _result(out, backend)
 
     def _zip(self, op: str, other: Tensor, dtype: Any = None) -> Tensor:
         """Broadcast binary kernel; the result has ``dtype``, else the promoted dtype of the operands."""
-        self._check_backend(other)
+        backend = self.backend
+        if other.backend is not backend:
+            self._check_backend(other)
         a, b = self._data, other._data
         shape = a.shape if a.shape == b.shape else shape_broadcast(a.shape, b.shape)
         if dtype is None:
             dtype = a.dtype if b.dtype == a.dtype else dtypes.result_type(self, other)
-        out = self.backend.empty(shape, dtype)
-        self.backend.zip(op, a, b, out)
-        return Tensor(out, self.backend)
+        out = backend.empty(shape, dtype)
+        backend.zip(op, a, b, out)
+        return _result(out, backend)
 
     def _reduce(self, op: str, dim: int, dtype: Any = None) -> Tensor:
-        shape = list(self.shape)
+        a, backend = self._data, self.backend
+        shape = list(a.shape)
         shape[dim] = 1
-        out = self.backend.empty(tuple(shape), self.dtype if dtype is None else dtype)
-        self.backend.reduce(op, self._data, dim, out)
-        return Tensor(out, self.backend)
+        out = backend.empty(tuple(shape), a.dtype if dtype is None else dtype)
+        backend.reduce(op, a, dim, out)
+        return _result(out, backend)
 
     def _matmul(self, other: Tensor) -> Tensor:
         """Batched matmul of two tensors with >= 2 dims (batch dims broadcast)."""
@@ -164,7 +168,7 @@ class Tensor(
         a, b = self._data, other._data
         if a.shape[-1] != b.shape[-2]:
             raise ShapeError(f"matmul inner dims differ: {a.shape} @ {b.shape} ({a.shape[-1]} != {b.shape[-2]})")
-        batch = shape_broadcast(a.shape[:-2], b.shape[:-2])
+        batch = () if a.dims == b.dims == 2 else shape_broadcast(a.shape[:-2], b.shape[:-2])
         while a.dims < len(batch) + 2:
             a = a.unsqueeze(0)
         while b.dims < len(batch) + 2:
@@ -172,7 +176,7 @@ class Tensor(
         dtype = a.dtype if a.dtype == b.dtype else dtypes.result_type(self, other)
         out = self.backend.empty(batch + (a.shape[-2], b.shape[-1]), dtype)
         self.backend.matmul(a, b, out)
-        return Tensor(out, self.backend)
+        return _result(out, self.backend)
 
     def _to_backend(self, backend: Backend) -> Tensor:
         return Tensor(backend.from_numpy(self.to_numpy()), backend)
@@ -463,6 +467,22 @@ class Tensor(
 
     def zero_grad_(self) -> None:
         self.grad = None
+
+
+_new = object.__new__
+
+
+def _result(data: TensorData, backend: Backend) -> Tensor:
+    """``Tensor(data, backend)`` for a kernel's fresh result: a leaf without history that does not require grad
+    (the constructor's checks cannot fail, so they are skipped: this runs for every op)."""
+    out = _new(Tensor)
+    out._data = data
+    out.backend = backend
+    out.history = None
+    out._requires_grad = False
+    out.grad = None
+    out.unique_id = next(_ids)
+    return out
 
 
 def _view_functions() -> tuple[Any, ...]:

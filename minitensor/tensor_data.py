@@ -98,6 +98,9 @@ def prod(shape: Iterable[int]) -> int:
     return math.prod(shape)
 
 
+_new = object.__new__
+
+
 def normalize_dim(dim: int, dims: int) -> int:
     """Turn a possibly negative dim into 0..dims-1, or raise IndexOutOfRangeError."""
     if not -dims <= dim < dims:
@@ -108,8 +111,13 @@ def normalize_dim(dim: int, dims: int) -> int:
 class TensorData:
     """Storage plus shape and strides. ``storage`` is a 1-D NumPy array or a backend device array."""
 
+    _shape_array: np.ndarray | None = None
+    _strides_array: np.ndarray | None = None
+    _contiguous: bool | None = None  # is_contiguous(), once asked (shape and strides never change)
+
     def __init__(self, storage: Any, shape: Sequence[int], strides: Sequence[int] | None = None):
-        self._storage = storage
+        self._storage = self.storage = storage
+        self.dtype: np.dtype = storage.dtype
         self.shape: Shape = tuple(map(int, shape))
         self.dims = len(self.shape)
         if self.dims > MAX_DIMS:
@@ -120,16 +128,19 @@ class TensorData:
         if len(self.strides) != self.dims:
             raise ShapeError(f"strides {self.strides} do not match shape {self.shape}")
         self.size = math.prod(self.shape)
-        self._shape_array: np.ndarray | None = None
-        self._strides_array: np.ndarray | None = None
 
-    @property
-    def storage(self) -> Any:
-        return self._storage
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._storage.dtype
+    @classmethod
+    def trusted(cls, storage: Any, shape: Shape, strides: Strides | None = None, size: int | None = None) -> TensorData:
+        """The same TensorData without the checks, for callers that built ``shape`` (a tuple of non-negative ints,
+        at most MAX_DIMS) and ``strides`` (a tuple of ints, one per dim) themselves: the hot path of every op."""
+        data = _new(cls)
+        data._storage = data.storage = storage
+        data.dtype = storage.dtype
+        data.shape = shape
+        data.dims = len(shape)
+        data.strides = _contiguous_strides(shape) if strides is None else strides
+        data.size = math.prod(shape) if size is None else size
+        return data
 
     @property
     def shape_array(self) -> np.ndarray:
@@ -147,6 +158,12 @@ class TensorData:
 
     def is_contiguous(self) -> bool:
         """True when strides are row-major for the shape (size-1 dims may have any stride; empty data always is)."""
+        contiguous = self._contiguous
+        if contiguous is None:
+            contiguous = self._contiguous = self._row_major()
+        return contiguous
+
+    def _row_major(self) -> bool:
         if self.size == 0:
             return True
         expected = 1
@@ -185,7 +202,8 @@ class TensorData:
         """Reorder dims: new dim i is old dim order[i]."""
         if sorted(order) != list(range(self.dims)):
             raise PermutationError(f"permutation {tuple(order)} is not a rearrangement of range({self.dims}) for shape {self.shape}")
-        return TensorData(self._storage, [self.shape[o] for o in order], [self.strides[o] for o in order])
+        shape, strides = self.shape, self.strides
+        return TensorData.trusted(self._storage, tuple([shape[o] for o in order]), tuple([strides[o] for o in order]), self.size)
 
     def view(self, *shape: int) -> TensorData:
         """Same storage read row-major as ``shape`` (one entry may be -1); data must be contiguous."""
@@ -194,18 +212,22 @@ class TensorData:
             raise NonContiguousError(
                 f"cannot view non-contiguous tensor of shape {self.shape} with strides {self.strides} as {shape}; call .contiguous() first"
             )
-        return TensorData(self._storage, shape)
+        return TensorData.trusted(self._storage, shape, None, self.size)
 
     def expand(self, shape: Sequence[int]) -> TensorData:
         """Broadcast to ``shape`` by giving stretched and new dims stride 0."""
         shape = tuple(shape)
-        ok = len(shape) >= self.dims and all(o in (1, s) for o, s in zip(self.shape, shape[len(shape) - self.dims :]))
-        if not ok:
-            raise ShapeError(f"cannot expand shape {self.shape} to {shape}")
         pad = len(shape) - self.dims
         strides = [0] * pad
+        if pad < 0:
+            raise ShapeError(f"cannot expand shape {self.shape} to {shape}")
         for size, own, stride in zip(shape[pad:], self.shape, self.strides):
-            strides.append(stride if own == size else 0)
+            if own == size:
+                strides.append(stride)
+            elif own == 1:
+                strides.append(0)
+            else:
+                raise ShapeError(f"cannot expand shape {self.shape} to {shape}")
         return TensorData(self._storage, shape, strides)
 
     def unsqueeze(self, dim: int) -> TensorData:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import dtypes
+from . import autodiff, dtypes
 from .autodiff import Context, Function, History, is_grad_enabled
 from .tensor_data import shape_broadcast
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
+
+_new = object.__new__
 
 _AUDITED_MODULES = frozenset(
     f"minitensor.{name}"
@@ -40,20 +42,48 @@ class TensorFunction(Function):
 
     @classmethod
     def _finish(cls, raw: Tensor, history: History | None, inputs: tuple[Any, ...]) -> Tensor:
-        if history is not None and raw.dtype.kind == "f":  # integer and bool results never carry gradients
+        if history is not None and raw._data.dtype.kind == "f":  # integer and bool results never carry gradients
+            raw.history = history
+            raw._requires_grad = True
+        return raw
+
+    @classmethod
+    def apply(cls, *inputs: Any) -> Any:
+        """``Function.apply`` for tensors, inlined (it runs for every op): the inputs' ``requires_grad`` flags
+        (all False when this thread's grad mode is off), ``forward``, and a History on a float result when an
+        input requires grad."""
+        if autodiff._threads_without_grad == 0 or autodiff._state.enabled:
+            needs = tuple([getattr(v, "_requires_grad", False) for v in inputs])
+            record = True in needs
+        else:
+            needs, record = (False,) * len(inputs), False
+        ctx = _new(Context)
+        ctx.needs_input_grad = needs
+        raw = cls.forward(ctx, *inputs)
+        if record and raw._data.dtype.kind == "f":  # integer and bool results never carry gradients
+            history = _new(History)
+            history.last_fn, history.ctx, history.inputs = cls, ctx, inputs
+            history.input_histories = tuple([getattr(v, "history", None) for v in inputs])
             raw.history = history
             raw._requires_grad = True
         return raw
 
     @classmethod
     def chain_rule(cls, ctx: Context, inputs: tuple[Any, ...], grad: Any) -> list[tuple[Any, Any]]:
-        pairs = super().chain_rule(ctx, inputs, grad)
+        """(input, its gradient) for every input that needs one, summed back to the input's shape and cast to its
+        dtype."""
+        grads = cls.backward(ctx, grad)
+        if type(grads) is not tuple:
+            grads = (grads,)
         out = []
-        for v, g in pairs:
-            if g.shape != v.shape:
-                g = g.sum_to_shape(v.shape)
-            if g.dtype != v.dtype:
-                g = g.cast(v.dtype)
+        for v, g, need in zip(inputs, grads, ctx.needs_input_grad):
+            if not need or g is None:
+                continue
+            g_data, v_data = g._data, v._data
+            if g_data.shape != v_data.shape:
+                g = g.sum_to_shape(v_data.shape)
+            if g_data.dtype != v_data.dtype:
+                g = g.cast(v_data.dtype)
             out.append((v, g))
         return out
 

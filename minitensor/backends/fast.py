@@ -27,7 +27,7 @@ import numba  # noqa: E402
 import numpy as np
 
 from ..operators import BINARY_OPS, INTEGER_KINDS, REDUCE_OPS, UNARY_OPS
-from ..tensor_data import TensorData, normalize_dim
+from ..tensor_data import MAX_DIMS, TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE, kernel_module
 from .fast_fused import FusedKernels
@@ -215,7 +215,39 @@ def launch(work: int, kernel: str, family: str, op: str, compute: str, *args: An
     busy one (a 16x16 multiply measured 8 ms with two threads under load, 0.05 ms with one); the
     serial build never touches the pool and compiles in about a third of the time.
     """
-    getattr(kernel_module(family, op, compute, parallel=work >= SERIAL_BELOW), kernel)(*args)
+    find_kernel(kernel, family, op, compute, work >= SERIAL_BELOW)(*args)
+
+
+_kernels: dict[tuple[str, str, str, str, bool], Callable[..., Any]] = {}
+
+
+def find_kernel(kernel: str, family: str, op: str, compute: str, parallel: bool) -> Callable[..., Any]:
+    """The compiled ``kernel`` of the (family, op, compute) module's parallel or serial build (looked up once)."""
+    key = (kernel, family, op, compute, parallel)
+    fn = _kernels.get(key)
+    if fn is None:
+        fn = _kernels[key] = getattr(kernel_module(family, op, compute, parallel=parallel), kernel)
+    return fn
+
+
+_map_plans: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
+_zip_plans: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
+_reduce_calls: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
+
+
+def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Callable[..., Any], tuple]:
+    """(NUMPY_MATH function or None, kernel, layout arguments) of ``map(op, a, out)``; ``out`` is not empty."""
+    fn = NUMPY_MATH.get(op)
+    if not (a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape):
+        fn = None
+    parallel = out.size >= SERIAL_BELOW
+    return fn, find_kernel("map_kernel", "map", op, compute_type(a), parallel), planned_layout(out, [a])
+
+
+def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[Callable[..., Any], tuple]:
+    """(kernel, layout arguments) of ``zip(op, a, b, out)``; ``out`` is not empty."""
+    parallel = out.size >= SERIAL_BELOW
+    return find_kernel("zip_kernel", "zip", op, compute_type(a, b), parallel), planned_layout(out, [a, b])
 
 
 def compute_type(*inputs: TensorData) -> str:
@@ -253,36 +285,59 @@ class FastBackend(FusedKernels, HostBackend):
         self.use_blas = use_blas
         self.use_numpy_math = use_numpy_math
 
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
+        if type(shape) is not tuple or len(shape) > MAX_DIMS or not all([type(n) is int and n >= 0 for n in shape]):
+            return super().empty(shape, dtype)  # normalised (or refused) the general way
+        size = math.prod(shape)
+        return TensorData.trusted(np.empty(size, dtype=dtype), shape, None, size)
+
+    # map, zip and reduce look their plan (kernel and layout arguments) up by op, dtypes, shapes and strides:
+    # a training loop repeats a few hundred calls, so after the first step each costs a dict lookup.
+
     def map(self, op: str, a: TensorData, out: TensorData) -> None:
-        check_op(op, UNARY_OPS)
-        if out.size == 0:
-            return
-        fn = NUMPY_MATH.get(op) if self.use_numpy_math else None
-        if fn is not None and a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape:
+        key = (op, a.dtype, out.dtype, a.shape, a.strides, out.shape, out.strides)
+        plan = _map_plans.get(key)
+        if plan is None:
+            check_op(op, UNARY_OPS)
+            if out.size == 0:
+                return
+            plan = cached(_map_plans, key, lambda: map_plan(op, a, out))
+        fn, kernel, layout = plan
+        if fn is not None and self.use_numpy_math:
             with np.errstate(all="ignore"):  # IEEE results (inf on overflow, nan below 0), no warnings: as the kernels
                 numpy_math(fn, strided_view(a), strided_view(out, writeable=True))
             return
-        launch(out.size, "map_kernel", "map", op, compute_type(a), a.storage, out.storage, *planned_layout(out, [a]))
+        kernel(a.storage, out.storage, *layout)
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
-        check_op(op, BINARY_OPS)
-        if out.size == 0:
-            return
-        args = (a.storage, b.storage, out.storage, *planned_layout(out, [a, b]))
-        launch(out.size, "zip_kernel", "zip", op, compute_type(a, b), *args)
+        key = (op, a.dtype, b.dtype, a.shape, a.strides, b.shape, b.strides, out.shape, out.strides)
+        plan = _zip_plans.get(key)
+        if plan is None:
+            check_op(op, BINARY_OPS)
+            if out.size == 0:
+                return
+            plan = cached(_zip_plans, key, lambda: zip_plan(op, a, b, out))
+        kernel, layout = plan
+        kernel(a.storage, b.storage, out.storage, *layout)
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
-        check_op(op, REDUCE_OPS)
-        if out.size == 0:
-            return
-        dim = normalize_dim(dim, a.dims)
-        length = a.shape[dim]
-        parts = split_factor(length) if length >= SPLIT_MIN_LENGTH and out.size < numba.get_num_threads() else 1
-        if parts > 1:
-            self._reduce_split(op, a, dim, out, parts)
-            return
-        kernel, plan = reduce_plan(a, dim, out)
-        launch(a.size, kernel, "reduce", op, compute_type(a), a.storage, out.storage, *plan)
+        key = (op, a.dtype, a.shape, a.strides, dim, out.strides)
+        plan = _reduce_calls.get(key)
+        if plan is None:
+            check_op(op, REDUCE_OPS)
+            if out.size == 0:
+                return
+            dim = normalize_dim(dim, a.dims)
+            length = a.shape[dim]
+            parts = split_factor(length) if length >= SPLIT_MIN_LENGTH and out.size < numba.get_num_threads() else 1
+            if parts > 1:
+                self._reduce_split(op, a, dim, out, parts)
+                return
+            kernel, args = reduce_plan(a, dim, out)
+            found = find_kernel(kernel, "reduce", op, compute_type(a), a.size >= SERIAL_BELOW)
+            plan = cached(_reduce_calls, key, lambda: (found, args))
+        kernel_fn, args = plan
+        kernel_fn(a.storage, out.storage, *args)
 
     def _reduce_split(self, op: str, a: TensorData, dim: int, out: TensorData, parts: int) -> None:
         """Long fold into few outputs: fold ``parts`` slices of ``dim`` in parallel, then fold the partials."""
