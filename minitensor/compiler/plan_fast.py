@@ -16,6 +16,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from typing import Any
 
+import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
@@ -61,9 +62,24 @@ def _blas(a: TensorData, b: TensorData, out: TensorData) -> Call:
     return functools.partial(np.matmul, strided_view(a), strided_view(b), out=strided_view(out, writeable=True))
 
 
-def _rebind(launches: list[tuple[Any, tuple]], mapping: dict[int, Any]) -> Call:
-    """The recorded launches as one call, with scratch storages swapped for ``mapping``'s."""
-    bound = [functools.partial(kernel, *[mapping.get(id(x), x) for x in args]) for kernel, args in launches]
+def _entry(kernel: Any, args: list[Any]) -> Any:
+    """The compiled entry point of ``kernel`` for exactly these argument types (skipping the dispatcher's per-call
+    type matching, a few microseconds per launch), or the dispatcher when none was compiled for them."""
+    try:
+        types = tuple(numba.typeof(a) for a in args)
+        compiled = kernel.overloads.get(types)
+    except Exception:  # noqa: BLE001 - an argument Numba cannot type: the dispatcher decides
+        return kernel
+    return kernel if compiled is None else compiled.entry_point
+
+
+def _rebind(launches: list[tuple[Any, tuple]], mapping: dict[int, Any], direct: bool = False) -> Call:
+    """The recorded launches as one call, with scratch storages swapped for ``mapping``'s (``direct``: calling the
+    compiled entry points)."""
+    bound = []
+    for kernel, args in launches:
+        mapped = [mapping.get(id(x), x) for x in args]
+        bound.append(functools.partial(_entry(kernel, mapped) if direct else kernel, *mapped))
     if len(bound) == 1:
         return bound[0]
 
@@ -95,7 +111,7 @@ def bind_fast(op: Op) -> Call | None:
         return None
     to_real = {id(scratch[id(d.storage)]): d.storage for d in datas}
     if launches:
-        check, real = _rebind(launches, {}), _rebind(launches, to_real)
+        check, real = _rebind(launches, {}, direct=True), _rebind(launches, to_real, direct=True)
     elif op.name == "matmul" and len(datas) == 3:
         check, real = _blas(*args[:3]), _blas(*op.args[:3])
     else:
