@@ -144,7 +144,7 @@ class Optimizer:
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        self._scalar_buffers: dict[Tensor, tuple[tuple[str, ...], Tensor, dict[str, Tensor]]] = {}
+        self._scalar_buffers: dict[Tensor, tuple[tuple[str, ...], Tensor, dict[str, Tensor], bytes | None]] = {}
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or dicts, but got Tensor"
@@ -257,19 +257,23 @@ class Optimizer:
     def _write_scalars(self, p: Tensor, values: dict[str, float]) -> dict[str, Tensor]:
         """``values`` as 0-d tensors of p's dtype on p's backend: views into one small buffer per parameter, refilled
         on every step (the same numbers a lifted Python float would give)."""
-        names = tuple(values)
+        names, numbers = tuple(values), list(values.values())
         cached = self._scalar_buffers.get(p)
         if cached is None or cached[0] != names or cached[1].backend is not p.backend or cached[1].dtype != p.dtype:
             buffer = Tensor(p.backend.from_numpy(np.zeros(len(names), dtype=p.dtype)), p.backend)
             storage = buffer._data.storage
             views = {name: Tensor(TensorData(storage[i:], ()), p.backend) for i, name in enumerate(names)}
-            cached = self._scalar_buffers[p] = (names, buffer, views)
-        array = np.array(list(values.values()), dtype=p.dtype)
-        storage = cached[1]._data.storage
-        if isinstance(storage, np.ndarray):
-            storage[:] = array
-        else:
-            storage.copy_to_device(array)
+            cached = (names, buffer, views, None)
+        array = np.array(numbers, dtype=p.dtype)
+        raw = array.tobytes()
+        if cached[3] != raw:  # the same bits as last step (a constant lr) need no write (no device copy on cuda)
+            storage = cached[1]._data.storage
+            if isinstance(storage, np.ndarray):
+                storage[:] = array
+            else:
+                storage.copy_to_device(array)
+            cached = (*cached[:3], raw)
+        self._scalar_buffers[p] = cached
         return cached[2]
 
     def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
