@@ -73,9 +73,10 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 class FusedKernels(Backend):
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax: one
-    Numba row pass (scale, causal mask, row max), then NumPy's SIMD exp, sum and divide in place (NumPy's exp is ~10x
-    a Numba ``math.exp`` per element here); its backward one Numba row pass (log_softmax's NumPy passes). layer_norm:
-    one Numba row kernel each way. float32 GELU: NumPy's exp plus one Numba pass. Other dtypes: the defaults."""
+    Numba row pass (scale, causal mask, row max), NumPy's SIMD exp in place (~10x a Numba ``math.exp`` per element
+    here), one Numba row pass dividing by the row sums (log_softmax: NumPy's log-sum-exp); its backward one Numba row
+    pass (log_softmax's NumPy passes). layer_norm: one Numba row kernel each way. float32 GELU: NumPy's exp plus one
+    Numba pass. Other dtypes: the defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -99,7 +100,10 @@ class FusedKernels(Backend):
                 np.subtract(o, np.log(total, out=total), out=o)
             else:
                 np.exp(o, out=o)
-                np.divide(o, o.sum(axis=dim, keepdims=True), out=o)
+        if not log:
+            rows, strides, n_chunks, per_chunk = natural_rows(out.shape, dim, [out])
+            launch(out.size, "softmax_normalize_kernel", out.storage, rows, strides, out.shape[dim], _step(out, dim),
+                   n_chunks, per_chunk)
 
     def softmax_backward(self, grad: TensorData, out: TensorData, dim: int, grad_input: TensorData, log: bool = False,
                          scale: float = 1.0) -> None:

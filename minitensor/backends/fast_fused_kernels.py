@@ -191,6 +191,38 @@ def softmax_shift_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_c
 
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
+def normalize_row(e):
+    """e /= sum(e) for one row of exponentials."""
+    acc = 0.0
+    for k in range(e.size):
+        acc += e[k]
+    inv = 1.0 / acc
+    for k in range(e.size):
+        e[k] = e[k] * inv
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def softmax_normalize_kernel(out, shape, strides, length, so, n_chunks, per_chunk):
+    """Rows of ``length`` of exponentials, each divided by its sum in place; ``strides`` has one row (out)."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    for c in prange(n_chunks):
+        r0 = c * per_chunk
+        r1 = min(r0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(1, np.int64)
+        start_positions(r0, shape, strides, index, pos)
+        for _ in range(r0, r1):
+            if so == 1:
+                normalize_row(out[pos[0] : pos[0] + length])
+            else:
+                normalize_row(row(out, pos[0], length, so))
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
 def softmax_backward_row(g, y, out, scale):
     """out = scale * y * (g - sum(g y)) for one row."""
     acc = 0.0
