@@ -887,3 +887,56 @@ def test_numpy_math_long_calls_split_over_threads_and_blocks(op: str, monkeypatc
     if op == "sigmoid":
         with np.errstate(over="ignore"):
             np.testing.assert_allclose(want, 1 / (1 + np.exp(-x)), rtol=4 * np.finfo(np.float64).eps, atol=0)
+
+
+TORCH_FIRST_SCRIPT = r"""
+import json, sys, threading
+import torch
+a = torch.rand(256, 256)
+(a @ a).sum().item()  # PyTorch's OpenMP runtime starts (and spins) before minitensor is imported
+if sys.argv[1] == "numba-first":
+    import numba
+    @numba.njit(parallel=True)
+    def touch(x):
+        for i in numba.prange(x.size):
+            x[i] += 1.0
+    import numpy as np
+    touch(np.zeros(4))  # Numba's pool starts on that runtime before minitensor's import
+import warnings
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    import numpy as np
+    from minitensor.backends import fast as f
+x = f.backend.from_numpy(np.arange(1 << 16, dtype=np.float64))
+outs = [f.backend.empty((1 << 16,), np.dtype(np.float64)) for _ in range(4)]
+def work(out):
+    for _ in range(20):
+        f.backend.zip("mul", x, x, out)
+threads = [threading.Thread(target=work, args=(out,)) for out in outs]
+[t.start() for t in threads]
+[t.join() for t in threads]
+import numba
+ok = all((f.backend.to_numpy(out) == np.arange(1 << 16) ** 2).all() for out in outs)
+print(json.dumps({"layer": numba.threading_layer(), "serialized": f.SERIALIZE_PARALLEL, "ok": bool(ok),
+                  "warned": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]}))
+"""
+
+
+@pytest.mark.parametrize("order", ["torch-first", "numba-first"])
+def test_pytorch_started_first_gets_sleeping_workers_or_a_warning(order: str) -> None:
+    """PyTorch's OpenMP runtime started before minitensor's import: Numba's pool runs on the workqueue layer (its
+    workers sleep; parallel launches from several threads are serialised, not aborted), or, when Numba's pool already
+    runs on that runtime, one RuntimeWarning says what to do."""
+    pytest.importorskip("torch")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    result = subprocess.run([sys.executable, "-c", TORCH_FIRST_SCRIPT, order], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    assert got["ok"]
+    if order == "torch-first":
+        assert (got["layer"], got["serialized"], got["warned"]) == ("workqueue", True, [])
+    else:
+        assert got["layer"] == "omp" and not got["serialized"]
+        assert len(got["warned"]) == 1 and "OMP_WAIT_POLICY=PASSIVE" in got["warned"][0]
