@@ -753,6 +753,33 @@ def test_kernels_compile_for_a_real_gpu() -> None:
     assert result.returncode == 0 and "COMPILED" in result.stdout, result.stderr[-3000:]
 
 
+CACHE_KEYS = """
+    import hashlib
+    from numba.cuda.serialize import dumps
+    from minitensor.backends import cuda_kernels as K, cuda_reduce as R, cuda_matmul as M
+    from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+    fns = [K.make_map(op, d, c) for op in UNARY_OPS for d in (0, 2) for c in ("float64", "float32", "int64")]
+    fns += [K.make_zip(op, 1, c) for op in BINARY_OPS for c in ("float64", "int64")]
+    fns += [f(op, 2, i, 32, 8, True) for op in REDUCE_OPS for i in (False, True) for f in (R.make_reduce_warp, R.make_reduce_block)]
+    fns += [M.make_matmul(1, acc, *tile) for acc in ("float32", "float64") for tile in ((128, 128, 8, 8, 8), (64, 64, 16, 4, 4))]
+    digest = lambda b: hashlib.sha256(b).hexdigest()
+    keys = [digest(f.__code__.co_code) + digest(dumps(tuple(c.cell_contents for c in f.__closure__))) for f in fns]
+    print("KEYS", len(keys), len(set(keys)), digest("".join(keys).encode()))
+"""
+
+
+def test_disk_cache_keys_are_distinct_and_stable_across_processes() -> None:
+    """Kernels are cached with ``cache=True`` on factory closures: Numba keys a cache entry by the bytecode and a
+    pickle of the closure cells. Those keys must differ between specialisations (else one op's cached kernel would
+    serve another) and be identical in every process (else nothing is ever loaded), whatever the hash seed."""
+    runs = [run_python(CACHE_KEYS, PYTHONHASHSEED=seed) for seed in ("1", "2")]
+    for result in runs:
+        assert result.returncode == 0, result.stderr[-3000:]
+    lines = [next(line for line in r.stdout.splitlines() if line.startswith("KEYS")) for r in runs]
+    _, count, distinct, _ = lines[0].split()
+    assert count == distinct and lines[0] == lines[1], lines
+
+
 def test_every_kernel_loops_past_the_grid_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the grid capped at one block per dimension, every kernel still covers outputs larger than one grid
     (grid-stride loops on every dimension; a real GPU caps grid dims y and z at 65,535)."""

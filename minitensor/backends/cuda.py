@@ -62,6 +62,8 @@ warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in 
 ATOMIC_ADD_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
 """Out dtypes scatter_add adds into with ``cuda.atomic.add``; others (bool) take one thread per row."""
 
+CACHE_KERNELS = True
+"""Cache compiled kernels on disk across processes (see :func:`_kernel`)."""
 CONSTANT_CACHE_SIZE = 256
 """Most cached device constants (see :meth:`CudaBackend.constant`); the cache empties when full."""
 
@@ -70,9 +72,16 @@ _CONSTANTS: dict[tuple[Any, ...], TensorData] = {}
 
 
 def _kernel(key: tuple[Any, ...], factory: Callable[..., Any]) -> Any:
-    """The jitted kernel for ``key`` = (kind, *factory args), built on first use."""
+    """The jitted kernel for ``key`` = (kind, *factory args), built on first use.
+
+    Compiled kernels are cached on disk (``cache=True``; in ``__pycache__`` beside the kernel module, else in
+    Numba's user-wide cache), so later processes load them instead of compiling. The kernels are closures of the
+    ``make_*`` factories: Numba keys each cache entry by the kernel's bytecode *and* a hash of its closure cells
+    (the op's device function, dims, compute type, tile sizes), so every specialisation has its own entry; the
+    entries are invalidated when the kernel module's file changes. The simulator ignores ``cache``.
+    """
     if key not in _KERNELS:
-        _KERNELS[key] = cuda.jit(factory(*key[1:]))
+        _KERNELS[key] = cuda.jit(factory(*key[1:]), cache=CACHE_KERNELS)
     return _KERNELS[key]
 
 
