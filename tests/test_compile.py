@@ -299,3 +299,19 @@ def test_input_gradients_reach_the_callers_tensors() -> None:
         f(x)
         s = float(np.dot(values, w.tolist()))
         np.testing.assert_allclose(x.grad.to_numpy(), 2 * s * w.to_numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_fused_element_wise_runs_match_eager(optimizer: str) -> None:
+    data = batches("fast", 3)
+    models = [mlp("fast"), mlp("fast")]
+    make = (lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9)) if optimizer == "sgd" else \
+        (lambda m: optim.Adam(m.parameters(), lr=0.01))
+    eager = sgd_step(models[0], make(models[0]))
+    compiled = mt.compile(sgd_step(models[1], make(models[1])), mode="max-autotune")
+    assert train(compiled, data, 6) == train(eager, data, 6)
+    assert_same_params(models[0], models[1])
+    entry = next(iter(compiled._plans.values()))[-1]
+    assert len(entry.plan.calls) < len(entry.plan.ops)  # something was fused
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        mt.compile(eager, mode="fastest")

@@ -21,7 +21,11 @@ from .plan import Plan, copy_into, fresh_copy
 __all__ = ["compile", "CompiledFunction"]
 
 
-def compile(fn: Callable[..., Any] | None = None, *, max_plans: int = 8, disable: bool = False) -> Any:  # noqa: A001
+MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile(fn: Callable[..., Any] | None = None, *, mode: str | None = None, max_plans: int = 8,  # noqa: A001
+            disable: bool = False) -> Any:
     """Record ``fn`` once per guard key and replay the recording on later calls (``torch.compile``'s role).
 
     The first call with given guards runs ``fn`` eagerly while recording every backend call (forward, backward and
@@ -31,14 +35,20 @@ def compile(fn: Callable[..., Any] | None = None, *, max_plans: int = 8, disable
     ``fn`` reaches (arguments, closure, globals it names), which gradients are None, how much optimizer state each
     parameter has, and each submodule's ``training`` flag. A miss traces again; at most ``max_plans`` plans are kept
     (least recently used dropped). Returned tensors are fresh copies without history. Usable as ``@compile``.
+
+    ``mode="max-autotune"`` (or ``"max-autotune-no-cudagraphs"``) also fuses runs of element-wise calls on ``fast``
+    into generated Numba loops (same results, bit for bit; about a second of compiling per new pattern, in every
+    process); the other modes are accepted for PyTorch compatibility and do the same as the default.
     """
+    if mode not in MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(m for m in MODES if m)}")
     if fn is None:
-        return lambda f: compile(f, max_plans=max_plans, disable=disable)
+        return lambda f: compile(f, mode=mode, max_plans=max_plans, disable=disable)
     if not callable(fn):
         raise TypeError(f"compile() needs a callable, got {type(fn).__name__}")
     if disable:
         return fn
-    return CompiledFunction(fn, max_plans)
+    return CompiledFunction(fn, max_plans, fuse=mode is not None and mode.startswith("max-autotune"))
 
 
 class Slot:
@@ -100,10 +110,10 @@ class Entry:
 class CompiledFunction:
     """The callable :func:`compile` returns. ``traces`` counts recordings; ``reset()`` drops every plan."""
 
-    def __init__(self, fn: Callable[..., Any], max_plans: int = 8):
+    def __init__(self, fn: Callable[..., Any], max_plans: int = 8, fuse: bool = False):
         if max_plans < 1:
             raise ValueError(f"max_plans must be at least 1, got {max_plans}")
-        self.fn, self.max_plans = fn, max_plans
+        self.fn, self.max_plans, self.fuse = fn, max_plans, fuse
         self.traces = 0
         self._plans: OrderedDict[Any, list[Entry]] = OrderedDict()
         self._member_cache: dict[int, tuple[Any, list[Tensor], list[Module]]] = {}
@@ -160,7 +170,7 @@ class CompiledFunction:
             trace.finish()
         self.traces += 1
         end = self._slots(objects)
-        plan = Plan(trace, [(b.backend, b._data) for b in buffers])
+        plan = Plan(trace, [(b.backend, b._data) for b in buffers], fused=self.fuse)
         copy_in = []
         for slot, value in start.values():
             data = _data(value)

@@ -20,6 +20,7 @@ import numpy as np
 from ..backends.base import Backend, HostBackend, strided_view
 from ..tensor_data import TensorData
 from .capture import Alloc, Op, Trace, root_of
+from .fuse import fuse
 from .plan_fast import bind_fast
 
 Call = Callable[[], Any]
@@ -98,7 +99,7 @@ class Plan:
     """Everything a replay needs, built from a :class:`~.capture.Trace` whose call took ``inputs`` (the traced
     input buffers, with their backends)."""
 
-    def __init__(self, trace: Trace, inputs: list[tuple[Backend, TensorData]]):
+    def __init__(self, trace: Trace, inputs: list[tuple[Backend, TensorData]], fused: bool = False):
         self.host_steps = list(trace.host_steps)
         self.guards = list(trace.guards)
         self.inputs = inputs
@@ -133,7 +134,7 @@ class Plan:
                 on_inputs.update(id(root_of(d.storage)) for d in op.outputs())
         self.checks = [functools.partial(function, *args, **kwargs) for function, args, kwargs, reads in trace.checks
                        if all(id(root_of(d.storage)) in on_inputs for d in reads)]
-        self.calls = [bind(op) for op in trace.ops]
+        self.calls = fuse(trace.ops, [bind(op) for op in trace.ops]) if fused else [bind(op) for op in trace.ops]
         self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
 
