@@ -8,6 +8,7 @@ shapes stay tiny and block/tile sizes are lowered where a test needs several blo
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -221,6 +222,20 @@ def test_layouts_coalesce_to_the_flat_path() -> None:
     dims, (shape, *strides) = cuda_plan.layout(out, (a, row))
     assert dims == 2 and shape == (6, 4) and strides == [(4, 1), (4, 1), (0, 1)]  # (2, 3) merged, row broadcast
     assert cuda_plan.layout(out, (device(x[0, 0, 0]),))[0] == 1  # a 0-d operand: one dim, stride 0
+
+
+def test_flat_kernels_four_per_thread_and_in_place() -> None:
+    """100 elements: the first threads take the four-at-a-time loop, the rest the tail; in place (out is a) too."""
+    x, y = np.arange(100.0), np.arange(100.0)[::-1].copy()
+    a, b = device(x), device(y)
+    assert cuda_plan.layout(a, (a, b))[0] == 0
+    out = CUDA.empty((100,), np.dtype(np.float64))
+    CUDA.zip("sub", a, b, out)
+    np.testing.assert_array_equal(CUDA.to_numpy(out), x - y)
+    CUDA.zip("mul", a, b, a)
+    CUDA.map("neg", b, b)
+    np.testing.assert_array_equal(CUDA.to_numpy(a), x * y)
+    np.testing.assert_array_equal(CUDA.to_numpy(b), -y)
 
 
 def test_float32_tensors_compute_in_float32() -> None:
@@ -751,6 +766,64 @@ def test_kernels_compile_for_a_real_gpu() -> None:
         # numba-cuda internals moved (device functions asked for a driver) or the target is missing
         pytest.skip(f"cannot compile for the CUDA target without a GPU here: {result.stderr[-300:]}")
     assert result.returncode == 0 and "COMPILED" in result.stdout, result.stderr[-3000:]
+
+
+ASSEMBLE = """
+    import subprocess, sys, tempfile, types
+    import numba.cuda.cudadrv.libs as libs
+    import numba.cuda.cudadrv.nvrtc as nvrtc
+    import numba.cuda.cudadrv.nvvm as nvvm
+    import numba.cuda.dispatcher as dispatcher
+    from numba import cuda, types as nt
+
+    # PTX for sm_90 needs NVVM and libdevice only: no driver, no NVRTC
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
+    nvrtc.get_supported_ccs = lambda: ((9, 0),)
+    nvvm.get_libdevice = libs.get_libdevice = lambda: sys.argv[1]
+    nvvm.open_libdevice = lambda: open(sys.argv[1], "rb").read()
+    from minitensor.backends import cuda_matmul as M, cuda_reduce as R
+
+    T = lambda n: nt.UniTuple(nt.int64, n)
+    f32, f64, i64, bo = nt.float32[::1], nt.float64[::1], nt.int64, nt.boolean
+    mm = lambda acc, tile, x: (M.make_matmul(1, acc, *tile), x, x, x, i64, T(1), T(1), T(1), T(1), *[i64] * 9, bo, bo)
+    kernels = {
+        "matmul f32 128x128/8x8": mm("float32", (128, 128, 8, 8, 8), f32),
+        "matmul f64 128x128/8x8": mm("float64", (128, 128, 8, 8, 8), f64),
+        "reduce sum block": (R.make_reduce_block("sum", 1, False, 32, 8, True), f32, f32, i64, T(1), T(1), T(1), i64, i64, i64),
+    }
+    for name, (fn, *sig) in kernels.items():
+        ptx, _ = cuda.compile_ptx(fn, tuple(sig), cc=(9, 0))
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+            f.write(ptx)
+            f.flush()
+            done = subprocess.run(["ptxas", "-arch=sm_90", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        info = [line.split(":", 1)[-1].strip() for line in done.stderr.splitlines() if "Used" in line or "spill" in line]
+        print("PTXAS", name, "|", " ".join(info))
+"""
+
+
+def test_kernels_assemble_for_sm90_in_registers() -> None:
+    """The hot kernels compiled to PTX and assembled by ptxas for sm_90 (when the CUDA toolkit's ptxas and libdevice
+    are installed): the register-blocked matmul's 8x8 accumulators (float32 and float64) and the shuffle reduction
+    stay in registers (no local-memory stack frame, no spills) and fit the 255-register limit."""
+    ptxas = shutil.which("ptxas")
+    roots = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+    libdevice = next((p for r in roots if r and (p := Path(r) / "nvvm" / "libdevice" / "libdevice.10.bc").exists()), None)
+    if ptxas is None or libdevice is None:
+        pytest.skip("needs the CUDA toolkit's ptxas and libdevice")
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(ASSEMBLE), str(libdevice)], capture_output=True, text=True,
+                            env={**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"},
+                                 "PYTHONPATH": str(ROOT)}, timeout=240)
+    if result.returncode != 0 and ("DynamicLibNotFoundError" in result.stderr or "NvvmSupportError" in result.stderr):
+        pytest.skip(f"no NVVM here: {result.stderr[-300:]}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stdout.splitlines() if line.startswith("PTXAS")]
+    assert len(lines) == 3, result.stdout
+    for line in lines:
+        assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in line, line
+        registers = int(line.split("Used ")[1].split(" registers")[0])
+        assert registers <= 255, line
 
 
 CACHE_KEYS = """

@@ -188,7 +188,7 @@ class CudaBackend(Backend):
             return
         dims, layout = plan.layout(out, (a,))
         kernel = _kernel(("map", op, dims, plan.compute_type(out, a)), kernels.make_map)
-        blocks, threads = plan.elementwise_launch(out.size)
+        blocks, threads = plan.elementwise_launch(out.size, plan.FLAT_PER_THREAD if dims == 0 else 1)
         kernel[blocks, threads](out.storage, a.storage, out.size, *layout)
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
@@ -197,7 +197,7 @@ class CudaBackend(Backend):
             return
         dims, layout = plan.layout(out, (a, b))
         kernel = _kernel(("zip", op, dims, plan.compute_type(out, a, b)), kernels.make_zip)
-        blocks, threads = plan.elementwise_launch(out.size)
+        blocks, threads = plan.elementwise_launch(out.size, plan.FLAT_PER_THREAD if dims == 0 else 1)
         kernel[blocks, threads](out.storage, a.storage, b.storage, out.size, *layout)
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:

@@ -48,6 +48,8 @@ LARGE_FROM = 256
 """Smallest output side (both m and n) for the large matmul tile."""
 MAX_GRID = 65535
 """Cap on every grid dimension; kernels loop (grid-stride) over the rest."""
+FLAT_PER_THREAD = 4
+"""Elements per thread of the flat (contiguous) map and zip, which load four at a time."""
 LAYOUT_CACHE_SIZE = 512
 """Most cached element-wise layouts (a training loop repeats a few); the cache empties when full."""
 
@@ -57,14 +59,15 @@ _LAYOUTS: dict[tuple[Any, ...], tuple[int, tuple[tuple[int, ...], ...]]] = {}
 _REDUCE_LAYOUTS: dict[tuple[Any, ...], tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {}
 
 
-def elementwise_launch(size: int) -> tuple[int, int]:
-    """(blocks, threads) for ``size`` elements: whole warps, or on the simulator (one Python thread per CUDA
-    thread) at most SIMULATOR_THREADS; every element-wise kernel is a grid-stride loop, correct for any launch."""
+def elementwise_launch(size: int, per_thread: int = 1) -> tuple[int, int]:
+    """(blocks, threads) for ``size`` elements, about ``per_thread`` of them per thread: whole warps, or on the
+    simulator (one Python thread per CUDA thread) at most SIMULATOR_THREADS; every element-wise kernel is a
+    grid-stride loop, correct for any launch."""
     if SIMULATED:
         threads = min(THREADS_PER_BLOCK, SIMULATOR_THREADS, size)
     else:
         threads = min(THREADS_PER_BLOCK, -(-size // 32) * 32)
-    return min(-(-size // threads), MAX_GRID), threads
+    return min(-(-size // (threads * per_thread)), MAX_GRID), threads
 
 
 def layout(out: TensorData, inputs: tuple[TensorData, ...]) -> tuple[int, tuple[tuple[int, ...], ...]]:
