@@ -317,7 +317,7 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
 # --- compiled steps (minitensor.compile) --------------------------------------------------------
 
 
-def compiled_split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
+def compiled_split_step_fn(backend: str, mode: str | None = None) -> tuple[Callable[[], None], int]:
     """split_step_fn's step with forward, backward and SGD update in one ``minitensor.compile``d function."""
     minitensor.manual_seed(0)
     data = toy("split", SPLIT_POINTS, seed=0)
@@ -329,7 +329,7 @@ def compiled_split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
                for i in range(0, SPLIT_POINTS, SPLIT_BATCH)]
     state = {"i": 0}
 
-    @minitensor.compile
+    @minitensor.compile(mode=mode)
     def train_step(x: minitensor.Tensor, y: minitensor.Tensor) -> minitensor.Tensor:
         loss = nn.functional.binary_cross_entropy_with_logits(model(x).view(len(y)), y)
         opt.zero_grad()
@@ -345,7 +345,7 @@ def compiled_split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
     return step, len(batches)
 
 
-def compiled_mnist_step_fn(backend: str) -> Callable[[], None]:
+def compiled_mnist_step_fn(backend: str, mode: str | None = None) -> Callable[[], None]:
     """mnist_step_fn's step as one ``minitensor.compile``d function."""
     minitensor.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -355,7 +355,7 @@ def compiled_mnist_step_fn(backend: str) -> Callable[[], None]:
                           nn.Linear(128, 10, backend=backend, dtype="float32"))
     opt = optim.SGD(model.parameters(), lr=0.01)
 
-    @minitensor.compile
+    @minitensor.compile(mode=mode)
     def train_step(xb: minitensor.Tensor, yb: minitensor.Tensor) -> minitensor.Tensor:
         loss = nn.functional.cross_entropy(model(xb), yb)
         opt.zero_grad()
@@ -369,6 +369,10 @@ def compiled_mnist_step_fn(backend: str) -> Callable[[], None]:
     return step
 
 
+COMPILED_MODES = ("eager", "compiled", "fused")
+"""Rows of --compiled: eager, minitensor.compile (default mode), and mode="max-autotune" (element-wise fusion)."""
+
+
 def compiled_rows(backends: list[str], repeats: int) -> list[dict]:
     """Eager and compiled split epoch and MLP step on each available backend but simple, with PyTorch's times
     (its own process, as in the main table)."""
@@ -378,20 +382,24 @@ def compiled_rows(backends: list[str], repeats: int) -> list[dict]:
         if backend == "simple" or not available(backend):
             continue
         times = {}
-        for label, split_fn, mnist_fn in (("eager", split_step_fn, mnist_step_fn),
-                                          ("compiled", compiled_split_step_fn, compiled_mnist_step_fn)):
-            step, n = split_fn(backend)
+        for label in COMPILED_MODES:
+            if label == "eager":
+                step, n = split_step_fn(backend)
+                mnist = mnist_step_fn(backend)
+            else:
+                mode = "max-autotune" if label == "fused" else None
+                step, n = compiled_split_step_fn(backend, mode)
+                mnist = compiled_mnist_step_fn(backend, mode)
 
             def run_epoch(step: Callable[[], None] = step, n: int = n) -> None:
                 for _ in range(n):
                     step()
 
-            times[label] = (median_time(run_epoch, repeats, warmup=2), median_time(mnist_fn(backend), repeats * 5, warmup=3))
+            times[label] = (median_time(run_epoch, repeats, warmup=2), median_time(mnist, repeats * 5, warmup=3))
         device = "cuda" if backend == "cuda" else "cpu"
         if device not in torch_ref:
             torch_ref[device] = torch_times_in_subprocess(device, repeats)
-        rows.append({"backend": backend, "eager": times["eager"], "compiled": times["compiled"],
-                     "torch": torch_ref[device]})
+        rows.append({"backend": backend, **times, "torch": torch_ref[device]})
     return rows
 
 
@@ -399,7 +407,7 @@ def print_compiled_rows(rows: list[dict]) -> None:
     print(f"\n{'backend':9} {'mode':9} {'split s/epoch':>14} {'vs torch':>9} {'784-128-10 ms/step':>19} {'vs torch':>9}")
     for r in rows:
         ref = r["torch"]
-        for mode in ("eager", "compiled"):
+        for mode in COMPILED_MODES:
             epoch, step = r[mode]
             ratio1 = f"{epoch / ref[0]:.2f}x" if ref else "n/a"
             ratio2 = f"{step / ref[1]:.2f}x" if ref else "n/a"
