@@ -126,6 +126,10 @@ class CompiledFunction:
         self._member_cache.clear()
         self._discovered = None
 
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        """As a method decorator: the instance becomes the first argument (guarded by identity)."""
+        return self if instance is None else functools.partial(self, instance)
+
     @property
     def plans(self) -> int:
         return sum(len(entries) for entries in self._plans.values())
@@ -190,7 +194,7 @@ class CompiledFunction:
         and named globals. The globals found last time are looked up again first: while they are unchanged and no
         argument is a module or optimizer, the last answer stands."""
         cached = self._discovered
-        if cached is not None and not any(isinstance(a, Module) or _is_optimizer(a) for a in (*args, *kwargs.values())):
+        if cached is not None and all(type(a) is Tensor for a in (*args, *kwargs.values())):
             scope, names, found = cached
             if all(scope.get(name) is obj for name, obj in names):
                 return found
@@ -203,6 +207,9 @@ class CompiledFunction:
 
     def _discover_all(self, args: Any, kwargs: Any) -> list[Any]:
         candidates: list[Any] = [*args, *kwargs.values()]
+        for arg in [*args, *kwargs.values()]:  # an object holding the model and optimizer (a method's self)
+            if not isinstance(arg, (Tensor, Module)) and not _is_optimizer(arg) and hasattr(arg, "__dict__"):
+                candidates.extend(vars(arg).values())
         fn = self.fn
         owner = getattr(fn, "__self__", None)
         if owner is not None:
