@@ -211,8 +211,24 @@ def gpt_step_fn(backend: str) -> Callable[[], None]:
     return step
 
 
-def torch_gpt_time(device: str, repeats: int, threads: int | None = None) -> float | None:
-    """Median seconds per step of the same GPT in PyTorch (eager) on ``device``, or None without PyTorch."""
+def median_wall_and_cpu(fn: Callable[[], None], repeats: int, warmup: int = 1) -> tuple[float, float]:
+    """Median wall-clock and median CPU seconds (``time.process_time``: every thread of this process) per call of
+    ``fn``. On one thread the CPU time is the work itself, so it stays comparable on a machine others are loading."""
+    for _ in range(warmup):
+        fn()
+    wall, cpu = [], []
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def torch_gpt_time(device: str, repeats: int, threads: int | None = None,
+                   with_cpu: bool = False) -> float | tuple[float, float] | None:
+    """Median seconds per step of the same GPT in PyTorch (eager) on ``device``, or None without PyTorch; with
+    ``with_cpu`` (wall, CPU) medians as :func:`median_wall_and_cpu`."""
     try:
         import torch
     except ImportError:
@@ -262,7 +278,7 @@ def torch_gpt_time(device: str, repeats: int, threads: int | None = None) -> flo
         opt.step()
         loss.item()
 
-    return median_time(step, repeats, warmup=3)
+    return median_wall_and_cpu(step, repeats, warmup=3) if with_cpu else median_time(step, repeats, warmup=3)
 
 
 def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
@@ -284,18 +300,21 @@ def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
             for backend in backends:
                 if backend == "simple" or not available(backend):
                     continue
-                seconds = median_time(gpt_step_fn(backend), repeats, warmup=2)
+                seconds, cpu = median_wall_and_cpu(gpt_step_fn(backend), repeats, warmup=2)
                 device = "cuda" if backend == "cuda" else "cpu"
-                rows.append({"backend": backend, "gpt_step_s": seconds, "torch_device": device,
+                same = _torch_gpt_in_subprocess(device, repeats, threads, with_cpu=True)
+                rows.append({"backend": backend, "gpt_step_s": seconds, "gpt_step_cpu_s": cpu, "torch_device": device,
                              "torch_gpt_step_s": _torch_gpt_in_subprocess(device, repeats, None),
-                             "torch_gpt_step_s_same_threads": _torch_gpt_in_subprocess(device, repeats, threads)})
+                             "torch_gpt_step_s_same_threads": same[0] if same else None,
+                             "torch_gpt_step_cpu_s_same_threads": same[1] if same else None})
     finally:
         numba.set_num_threads(before)
     return rows
 
 
-def _torch_gpt_in_subprocess(device: str, repeats: int, threads: int | None) -> float | None:
-    return in_fresh_process(f"torch_gpt_time({device!r}, {repeats}, {threads!r})", f"torch GPT ({device})")
+def _torch_gpt_in_subprocess(device: str, repeats: int, threads: int | None, with_cpu: bool = False) -> Any:
+    call = f"torch_gpt_time({device!r}, {repeats}, {threads!r}, with_cpu={with_cpu!r})"
+    return in_fresh_process(call, f"torch GPT ({device})")
 
 
 def print_gpt_rows(rows: list[dict], threads: int) -> None:
@@ -312,6 +331,10 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
             cells.append((f"{ref * 1e3:.1f}", f"{ours / ref:.1f}x") if ref else ("n/a", "n/a"))
         print(f"{r['backend']:11} {ours * 1e3:9.1f} {tokens / ours:10,.0f} {cells[0][0]:>9} {cells[0][1]:>9} "
               f"{cells[1][0]:>12} {cells[1][1]:>9}")
+        cpu, torch_cpu = r.get("gpt_step_cpu_s"), r.get("torch_gpt_step_cpu_s_same_threads")
+        if cpu and torch_cpu:
+            print(f"{'':11} CPU time per step (process_time medians, robust to other load): {cpu * 1e3:.1f} ms, "
+                  f"torch {threads}t {torch_cpu * 1e3:.1f} ms, {cpu / torch_cpu:.1f}x")
 
 
 # --- compiled steps (minitensor.compile) --------------------------------------------------------
