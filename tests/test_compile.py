@@ -342,3 +342,27 @@ def test_compiled_method() -> None:
         assert trainer.step(x, y).item() == loss.item()
         assert_same_params(model, trainer.model)
     assert Trainer.step.traces == 1
+
+
+def test_gradient_accumulation_across_calls() -> None:
+    """backward() inside, zero_grad() and step() outside every 3 calls: .grad accumulates over replays as in eager."""
+    data = batches("fast", 3)
+    models = [mlp("fast"), mlp("fast")]
+    opts = [optim.SGD(m.parameters(), lr=0.1) for m in models]
+
+    def backward(x: mt.Tensor, y: mt.Tensor, model: nn.Module) -> mt.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    compiled = mt.compile(lambda x, y: backward(x, y, models[1]))
+    for i in range(12):
+        x, y = data[i % 3]
+        assert compiled(x, y).item() == backward(x, y, models[0]).item()
+        if i % 3 == 2:
+            for opt in opts:
+                opt.step()
+                opt.zero_grad()
+        else:
+            assert_same_params(models[0], models[1])
+    assert compiled.traces == 2

@@ -225,6 +225,11 @@ class CompiledFunction:
             candidates.extend(cell.cell_contents for cell in func.__closure__ or () if _filled(cell))
             candidates.extend(func.__defaults__ or ())
             candidates.extend((func.__kwdefaults__ or {}).values())
+        for obj in list(candidates):  # one level into containers: a list of models, a dict of optimizers
+            if isinstance(obj, (list, tuple)):
+                candidates.extend(obj)
+            elif isinstance(obj, dict):
+                candidates.extend(obj.values())
         found, seen = [], set()
         for obj in candidates:
             if (isinstance(obj, Module) or _is_optimizer(obj)) and id(obj) not in seen:
