@@ -32,9 +32,11 @@ def compile(fn: Callable[..., Any] | None = None, *, mode: str | None = None, ma
     the optimizer's in-place updates); later calls with the same guards copy their tensor arguments into the traced
     input buffers and replay the kernels, without running ``fn``'s Python code. Guards: each tensor argument's shape,
     dtype, backend and ``requires_grad``; other arguments by value; grad mode; and, for the modules and optimizers
-    ``fn`` reaches (arguments, closure, globals it names), which gradients are None, how much optimizer state each
-    parameter has, and each submodule's ``training`` flag. A miss traces again; at most ``max_plans`` plans are kept
-    (least recently used dropped). Returned tensors are fresh copies without history. Usable as ``@compile``.
+    ``fn`` reaches (its arguments and their attributes, closure, default arguments and the globals it names, and
+    lists/tuples/dicts among those), which gradients are None, how much optimizer state each parameter has, each
+    submodule's ``training`` flag and the optimizer hyperparameters that choose kernels. A miss traces again; at
+    most ``max_plans`` plans are kept (least recently used dropped). Returned tensors are fresh copies without
+    history. Usable as ``@compile``.
 
     ``mode="max-autotune"`` (or ``"max-autotune-no-cudagraphs"``) also fuses runs of element-wise calls on ``fast``
     into generated Numba loops (same results, bit for bit; about a second of compiling per new pattern, in every
