@@ -366,3 +366,29 @@ def test_gradient_accumulation_across_calls() -> None:
         else:
             assert_same_params(models[0], models[1])
     assert compiled.traces == 2
+
+
+_HELPER_MODEL = mlp("fast")
+_HELPER_OPT = optim.SGD(_HELPER_MODEL.parameters(), lr=0.1)
+
+
+def _helper_backward(x: mt.Tensor, y: mt.Tensor) -> mt.Tensor:
+    loss = F.cross_entropy(_HELPER_MODEL(x), y)
+    loss.backward()
+    return loss
+
+
+def test_modules_used_by_helper_functions_are_guarded() -> None:
+    """The compiled function only names a helper; the helper's global model is found, so grads set to None outside
+    are handed back after each replay (else the optimizer outside would see no gradient)."""
+    compiled = mt.compile(lambda x, y: _helper_backward(x, y))
+    model = mlp("fast")
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches("fast", 3) * 2:
+        _HELPER_OPT.zero_grad()
+        opt.zero_grad()
+        assert compiled(x, y).item() == F.cross_entropy(model(x), y).item()
+        F.cross_entropy(model(x), y).backward()
+        _HELPER_OPT.step()
+        opt.step()
+        assert_same_params(model, _HELPER_MODEL)

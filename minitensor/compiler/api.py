@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import types
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,8 @@ from .plan import Plan, copy_into, fresh_copy
 __all__ = ["compile", "CompiledFunction"]
 
 
+MAX_FUNCTIONS_SEARCHED = 32
+"""How many Python functions (the compiled one and helpers it names) are searched for modules and optimizers."""
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -212,21 +215,28 @@ class CompiledFunction:
         for arg in [*args, *kwargs.values()]:  # an object holding the model and optimizer (a method's self)
             if not isinstance(arg, (Tensor, Module)) and not _is_optimizer(arg) and hasattr(arg, "__dict__"):
                 candidates.extend(vars(arg).values())
-        fn = self.fn
-        owner = getattr(fn, "__self__", None)
+        owner = getattr(self.fn, "__self__", None)
         if owner is not None:
             candidates.append(owner)
             candidates.extend(getattr(owner, "__dict__", {}).values())
-        func = getattr(fn, "__func__", fn)
-        code = getattr(func, "__code__", None)
-        if code is not None:
+        # The function and the plain Python functions it names (helpers that use a global model), a few levels deep.
+        functions, visited = [getattr(self.fn, "__func__", self.fn)], set()
+        while functions and len(visited) < MAX_FUNCTIONS_SEARCHED:
+            func = functions.pop()
+            code = getattr(func, "__code__", None)
+            if code is None or id(func) in visited:
+                continue
+            visited.add(id(func))
             names = list(code.co_names)
             names.extend(n for const in code.co_consts if hasattr(const, "co_names") for n in const.co_names)
             scope = func.__globals__
-            candidates.extend(scope[name] for name in names if name in scope)
-            candidates.extend(cell.cell_contents for cell in func.__closure__ or () if _filled(cell))
-            candidates.extend(func.__defaults__ or ())
-            candidates.extend((func.__kwdefaults__ or {}).values())
+            found_here = [scope[name] for name in names if name in scope]
+            found_here.extend(cell.cell_contents for cell in func.__closure__ or () if _filled(cell))
+            found_here.extend(func.__defaults__ or ())
+            found_here.extend((func.__kwdefaults__ or {}).values())
+            candidates.extend(found_here)
+            functions.extend(f for f in found_here if isinstance(f, types.FunctionType)
+                             and getattr(f, "__module__", "").split(".")[0] != "minitensor")
         for obj in list(candidates):  # one level into containers: a list of models, a dict of optimizers
             if isinstance(obj, (list, tuple)):
                 candidates.extend(obj)
