@@ -220,7 +220,8 @@ class CompiledFunction:
             candidates.append(owner)
             candidates.extend(getattr(owner, "__dict__", {}).values())
         # The function and the plain Python functions it names (helpers that use a global model), a few levels deep.
-        functions, visited = [getattr(self.fn, "__func__", self.fn)], set()
+        functions: list[Any] = [getattr(self.fn, "__func__", self.fn)]
+        visited: set[int] = set()
         while functions and len(visited) < MAX_FUNCTIONS_SEARCHED:
             func = functions.pop()
             code = getattr(func, "__code__", None)
