@@ -392,3 +392,17 @@ def test_modules_used_by_helper_functions_are_guarded() -> None:
         _HELPER_OPT.step()
         opt.step()
         assert_same_params(model, _HELPER_MODEL)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True, weight_decay=0.01),
+    lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01),
+    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, maximize=True),
+], ids=["rmsprop", "adagrad", "sgd-dampening"])
+def test_other_optimizers_match_eager(make: Callable[[Any], optim.Optimizer]) -> None:
+    data = batches("fast", 2)
+    models = [mlp("fast"), mlp("fast")]
+    eager = sgd_step(models[0], make(models[0].parameters()))
+    compiled = mt.compile(sgd_step(models[1], make(models[1].parameters())))
+    assert train(compiled, data, 6) == train(eager, data, 6)
+    assert_same_params(models[0], models[1])
