@@ -125,6 +125,9 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
         shape_broadcast(left.shape[:-2], b.shape[:-2])
     except ShapeError:
         raise ShapeError(f"matmul batch dims do not broadcast: shapes {a.shape} and {b.shape}") from None
+    if a.dims >= 3 and b.dims == 2:  # fold the batch into rows: one matrix product each way, not one per batch entry
+        rows = math.prod(a.shape[:-1])
+        return F.MatMul.apply(a.reshape(rows, a.shape[-1]), b).view(*a.shape[:-1], b.shape[-1])
     out = F.MatMul.apply(left, b)
     return out.view(*out.shape[:-2], out.shape[-1]) if a.dims == 1 else out
 
