@@ -4,6 +4,7 @@
 from ..module import Module, Parameter
 from . import functional, init, parallel, utils
 from .activation import *
+from .activation_modules import *
 from .attention import *
 from .container import *
 from .conv import *
