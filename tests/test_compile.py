@@ -406,3 +406,23 @@ def test_other_optimizers_match_eager(make: Callable[[Any], optim.Optimizer]) ->
     compiled = mt.compile(sgd_step(models[1], make(models[1].parameters())))
     assert train(compiled, data, 6) == train(eager, data, 6)
     assert_same_params(models[0], models[1])
+
+
+def test_batch_norm_buffers_and_eval_mode_match_eager() -> None:
+    rng = np.random.default_rng(0)
+    data = [(mt.tensor(rng.standard_normal((8, 5)), dtype="float32"), mt.tensor(rng.integers(0, 3, 8))) for _ in range(3)]
+    results = []
+    for compile_it in (False, True):
+        mt.manual_seed(0)
+        model = nn.Sequential(nn.Linear(5, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 3))
+        step = sgd_step(model, optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+        run = mt.compile(step) if compile_it else step
+        losses = train(run, data, 8)
+        model.eval()  # a guard: the training flag changed, so a new plan
+        losses += train(run, data, 2)
+        bn = model[1]
+        results.append((losses, bn.running_mean.to_numpy(), bn.running_var.to_numpy(), bn.num_batches_tracked.item()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    np.testing.assert_array_equal(results[0][2], results[1][2])
+    assert results[0][3] == results[1][3] == 8
