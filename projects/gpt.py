@@ -194,8 +194,8 @@ class GPT(nn.Module):
         """Extend (B, T) indices by ``max_new_tokens`` sampled tokens; returns (B, T + max_new_tokens) int64.
 
         Each step feeds the last ``block_size`` tokens, divides the last logits by ``temperature``, keeps the
-        ``top_k`` largest (others -inf), and samples from the softmax. The draw itself happens on the host
-        (minitensor has no ``multinomial``) from ``rng`` (default: the generator ``mt.manual_seed`` seeds).
+        ``top_k`` largest (others -inf), and samples from the softmax with ``mt.multinomial`` drawing from ``rng``
+        (default: the generator ``mt.manual_seed`` seeds).
         """
         if not temperature > 0.0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -214,11 +214,8 @@ class GPT(nn.Module):
                 if top_k is not None:
                     kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
                     logits = logits.masked_fill(logits < kth, float("-inf"))
-                probs = F.softmax(logits, dim=-1).to_numpy().astype(np.float64)
-                cdf = np.cumsum(probs, axis=-1)
-                draws = rng.random((out.shape[0], 1)) * cdf[:, -1:]
-                nxt = np.minimum((cdf <= draws).sum(axis=-1), probs.shape[-1] - 1)
-                out = np.concatenate([out, nxt[:, None].astype(np.int64)], axis=1)
+                nxt = mt.multinomial(F.softmax(logits, dim=-1), 1, generator=rng).to_numpy()
+                out = np.concatenate([out, nxt], axis=1)
         finally:
             self.train(was_training)
         return out
