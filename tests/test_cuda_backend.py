@@ -458,8 +458,9 @@ def run_matmul(a: np.ndarray, b: np.ndarray, out_shape: tuple[int, ...], dtype: 
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_matmul_sizes_not_multiple_of_tile(dtype: type) -> None:
-    rng = np.random.default_rng(5)  # the simulator's 4x4 tiles: several in every direction
+def test_matmul_sizes_not_multiple_of_tile(monkeypatch: pytest.MonkeyPatch, dtype: type) -> None:
+    monkeypatch.setattr(cuda_plan, "MATMUL_SMALL", (4, 4, 2, 2, 2))  # several tiles in every direction
+    rng = np.random.default_rng(5)
     run_matmul(rng.standard_normal((5, 9)), rng.standard_normal((9, 7)), (5, 7), dtype)
     run_matmul(rng.standard_normal((1, 3)), rng.standard_normal((3, 1)), (1, 1), dtype, transpose_b=True)
 

@@ -22,15 +22,17 @@ THREADS_PER_BLOCK = 256
 """Threads per block for map, zip and fill (fewer for tiny tensors)."""
 SIMULATOR_THREADS = 8
 """Most threads per element-wise block on Numba's simulator, where each is a Python thread (tests run faster)."""
+# On Numba's simulator every CUDA thread is a Python thread and every block and barrier costs a polling loop, so
+# the simulator defaults use few threads, few blocks and few barriers (tests lower caps to reach every path).
 WARP = 4 if SIMULATED else 32
 """Lanes of a reduction warp: the hardware's 32 (shuffles), fewer on the simulator (shared memory, faster)."""
-WARPS_PER_BLOCK = 2 if SIMULATED else 8
+WARPS_PER_BLOCK = 8
 """Warps (so rows) per block of the warp-per-row reduction."""
 REDUCE_BLOCK = 4 * WARP if SIMULATED else 256
 """Threads of the block-per-row reduction: a multiple of WARP, at most WARP * WARP."""
 WARP_ROW_MAX = 1024
 """Longest row folded by one warp; longer rows get a block."""
-THREAD_ROWS_MIN = 64
+THREAD_ROWS_MIN = 1 if SIMULATED else 64
 """Fewest rows for the thread-per-row reduction (folds along a dim that is not the innermost)."""
 TARGET_THREADS = 1 << 16
 TARGET_BLOCKS = 1024
@@ -40,10 +42,10 @@ MIN_CHUNK_PER_THREAD = 4
 """Shortest chunk of a split row: elements per thread (thread kernel) or per thread of a block."""
 MAX_REDUCE_CHUNKS = 1024
 """Most chunks one reduced row is split into in one pass (then reduced again)."""
-MATMUL_LARGE = (4, 4, 2, 2, 2) if SIMULATED else (128, 128, 8, 8, 8)
-MATMUL_SMALL = (4, 4, 2, 2, 2) if SIMULATED else (64, 64, 16, 4, 4)
+MATMUL_LARGE = (32, 32, 32, 16, 16) if SIMULATED else (128, 128, 8, 8, 8)
+MATMUL_SMALL = (32, 32, 32, 16, 16) if SIMULATED else (64, 64, 16, 4, 4)
 """Matmul tiles (bm, bn, bk, tm, tn): a block computes bm x bn outputs, each thread tm x tn of them, the inner
-dim bk at a time (tiny on the simulator, where every thread is a Python thread)."""
+dim bk at a time (on the simulator 2 x 2 threads per block: few blocks and barriers)."""
 LARGE_FROM = 256
 """Smallest output side (both m and n) for the large matmul tile."""
 MAX_GRID = 65535
