@@ -3,8 +3,8 @@
 Usage: python benchmarks/gpu.py [--repeats 20] [--quick] [--skip-training]
 
 1. Bandwidth: contiguous ``map neg`` and ``zip add`` (float32, 2^26 elements) in GB/s, as a share of the
-   device-to-device copy bandwidth measured in the same run (target >= 70 %); a transposed (strided) map and
-   a float64 zip for information.
+   device-to-device copy bandwidth measured in the same run (target >= 70 %); a transposed (strided) map, a
+   float64 zip and the time per call of a tiny zip (Python planning plus Numba's launch) for information.
 2. Matmul: float32 4096 x 4096 x 4096 in TFLOP/s, as a share of PyTorch's CUDA matmul (cuBLAS) in the same run,
    or CuPy's when PyTorch has no CUDA (target >= 25 %); float64 and a batched product for information.
 3. Training steps: the digits CNN (``projects/run_digits.py --model cnn`` defaults: batch 32, Adam) and the
@@ -133,6 +133,9 @@ def bandwidth(backend: Any, cuda: Any, n: int, repeats: int, report: Report) -> 
     out64 = backend.empty((n // 2,), np.dtype(np.float64))
     seconds = median_seconds(lambda: backend.zip("mul", d64, d64, out64), backend.synchronize, repeats)
     report.row("zip mul (float64, contiguous)", seconds * 1e3, f"{3 * n // 2 * 8 / seconds / 1e9:8.1f} GB/s")
+    tiny_a, tiny_out = backend.from_numpy(host[:32]), backend.empty((32,), f32)
+    seconds = median_seconds(lambda: [backend.zip("add", tiny_a, tiny_a, tiny_out) for _ in range(100)], backend.synchronize, repeats)
+    report.row("launch overhead: zip add of 32 elements", seconds * 10, "", "per call (ms), host-bound")
     del cuda
 
 

@@ -896,3 +896,11 @@ def test_every_kernel_loops_past_the_grid_cap(monkeypatch: pytest.MonkeyPatch) -
     values, indices = CUDA.empty((35, 2), np.float64), CUDA.empty((35, 2), np.int64)
     CUDA.sort(cu, 1, False, values, indices)
     np.testing.assert_array_equal(CUDA.to_numpy(values), np.sort(x, 1))
+
+
+def test_gpu_benchmark_refuses_the_simulator_with_a_message() -> None:
+    """benchmarks/gpu.py measures a real GPU only: on the simulator (or without a GPU) it says so and exits 2."""
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu.py")], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "simulator is not a GPU" in result.stderr and result.stdout == ""
