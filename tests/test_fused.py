@@ -57,9 +57,21 @@ def check(backend: str, arrays: list[np.ndarray], ours: Callable[..., mt.Tensor]
 # --- softmax family ---------------------------------------------------------------------------------
 
 
+@pytest.fixture(params=["one-pass", "numpy-exp"])
+def softmax_path(request: pytest.FixtureRequest, backend: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """fast's two softmax routes for these small inputs: one Numba pass (the default under SMALL_SOFTMAX elements),
+    and the Numba passes around NumPy's exp that larger inputs take (forced by a zero threshold)."""
+    if request.param == "numpy-exp":
+        if backend != "fast":
+            pytest.skip("one softmax route off fast")
+        monkeypatch.setattr(fast_fused, "SMALL_SOFTMAX", 0)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
-def test_softmax_matches_torch_over_layouts(backend: str, log: bool, dtype: Any, tdtype: Any, tol: float) -> None:
+def test_softmax_matches_torch_over_layouts(backend: str, log: bool, dtype: Any, tdtype: Any, tol: float,
+                                             softmax_path: str) -> None:
     rng = np.random.default_rng(1)
     x = rng.normal(size=(3, 4, 5)) * 3
     ours, theirs = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
@@ -76,7 +88,7 @@ def test_softmax_matches_torch_over_layouts(backend: str, log: bool, dtype: Any,
 
 
 @pytest.mark.parametrize("log", [False, True])
-def test_softmax_of_minus_inf_and_zero_size(backend: str, log: bool) -> None:
+def test_softmax_of_minus_inf_and_zero_size(backend: str, log: bool, softmax_path: str) -> None:
     inf = np.inf
     x = np.array([[0.5, -inf, 2.0, -inf], [-inf, -inf, -inf, -inf], [1e30, -1e30, 3.0, 0.0]])
     ours, theirs = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
@@ -105,7 +117,8 @@ def test_softmax_parallel_build_and_serial_threshold() -> None:
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
-def test_attention_matches_torch(backend: str, causal: bool, dtype: Any, tdtype: Any, tol: float) -> None:
+def test_attention_matches_torch(backend: str, causal: bool, dtype: Any, tdtype: Any, tol: float,
+                                 softmax_path: str) -> None:
     rng = np.random.default_rng(3)
     q, k, v = rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 5, 4)), rng.normal(size=(2, 2, 5, 3))
     for scale in (0.3,) if lean(backend, dtype) else (None, 0.3):

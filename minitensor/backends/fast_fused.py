@@ -19,6 +19,9 @@ from .base import Backend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE, kernel_module
 
 SERIAL_BELOW = 1 << 15  # elements of work under which a kernel runs its serial build (fast.SERIAL_BELOW)
+SMALL_SOFTMAX = 4096
+"""Below this many elements softmax and log_softmax run as one Numba pass (``math.exp`` per element) instead of
+Numba passes around NumPy's SIMD exp: the launches, not the exps, cost the time there."""
 PLAN_CACHE_SIZE = 512
 _plans: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 _NO_PARAM = np.zeros(1, dtype=np.float64)  # stands in for an absent weight or bias (never read)
@@ -75,8 +78,8 @@ class FusedKernels(Backend):
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax: one
     Numba row pass (scale, causal mask, row max), NumPy's SIMD exp in place (~10x a Numba ``math.exp`` per element
     here), one Numba row pass dividing by the row sums (log_softmax: NumPy's log-sum-exp); its backward one Numba row
-    pass (log_softmax's NumPy passes). layer_norm: one Numba row kernel each way. float32 GELU: NumPy's exp plus one
-    Numba pass. Other dtypes: the defaults."""
+    pass (log_softmax's NumPy passes); inputs under SMALL_SOFTMAX elements take one Numba pass each way. layer_norm:
+    one Numba row kernel each way. float32 GELU: NumPy's exp plus one Numba pass. Other dtypes: the defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -90,9 +93,12 @@ class FusedKernels(Backend):
             raise ValueError(f"softmax: causal needs dim to be the last of >= 2 dims, got dim {dim} of shape {a.shape}")
         a = _positive_step(self, a, dim)
         rows, strides, n_chunks, per_chunk = natural_rows(a.shape, dim, [out, a])
+        small = a.size < SMALL_SOFTMAX
         args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks, per_chunk,
-                float(scale), a.shape[-2] if causal else 0)
+                float(scale), a.shape[-2] if causal else 0, (2 if log else 1) if small else 0)
         launch(a.size, "softmax_shift_kernel", *args)
+        if small:
+            return
         o = strided_view(out, writeable=True)
         with np.errstate(all="ignore"):  # IEEE results, no warnings
             if log:
@@ -113,12 +119,12 @@ class FusedKernels(Backend):
             super().softmax_backward(grad, out, dim, grad_input, log, scale)
             return
         dim = normalize_dim(dim, out.dims)
-        if not log:
+        if not log or out.size < SMALL_SOFTMAX:
             grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
             out = _positive_step(self, out, dim)
             rows, strides, n_chunks, per_chunk = natural_rows(out.shape, dim, [grad_input, grad, out])
             args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], _step(grad, dim),
-                    _step(out, dim), _step(grad_input, dim), n_chunks, per_chunk, float(scale))
+                    _step(out, dim), _step(grad_input, dim), n_chunks, per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
             return
         g, y, gi = strided_view(grad), strided_view(out), strided_view(grad_input, writeable=True)

@@ -166,10 +166,31 @@ def softmax_shift_row(x, out, scale, keep):
         out[k] = -np.inf
 
 
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
+def finish_row(o, log):
+    """A shifted row ``o`` (entries <= 0) becomes exp(o) / sum(exp(o)), or o - log(sum(exp(o))) when ``log``."""
+    acc = 0.0
+    if log:
+        for k in range(o.size):
+            acc += math.exp(o[k])
+        lse = math.log(acc)
+        for k in range(o.size):
+            o[k] = o[k] - lse
+        return
+    for k in range(o.size):
+        e = math.exp(o[k])
+        o[k] = e
+        acc += o[k]
+    inv = 1.0 / acc
+    for k in range(o.size):
+        o[k] = o[k] * inv
+
+
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def softmax_shift_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, scale, causal_rows):
+def softmax_shift_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, scale, causal_rows, finish):
     """Rows of ``length``: out = scale * a - its row max (``softmax_shift_row``); ``strides`` rows are (out, a). With
-    ``causal_rows`` > 0, row r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order)."""
+    ``causal_rows`` > 0, row r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order).
+    ``finish`` 1 or 2 completes softmax or log_softmax in the same pass (``finish_row``, for small inputs)."""
     nd = shape.size
     total = 1
     for d in range(nd):
@@ -183,10 +204,10 @@ def softmax_shift_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_c
         start_positions(r0, shape, strides, index, pos)
         for r in range(r0, r1):
             keep = min(length, r % causal_rows + 1) if causal_rows > 0 else length
-            if unit:
-                softmax_shift_row(a[pos[1] : pos[1] + length], out[pos[0] : pos[0] + length], scale, keep)
-            else:
-                softmax_shift_row(row(a, pos[1], length, sa), row(out, pos[0], length, so), scale, keep)
+            o = out[pos[0] : pos[0] + length] if unit else row(out, pos[0], length, so)
+            softmax_shift_row(a[pos[1] : pos[1] + length] if unit else row(a, pos[1], length, sa), o, scale, keep)
+            if finish:
+                finish_row(o, finish == 2)
             advance(index, shape, strides, pos, nd - 1)
 
 
@@ -223,9 +244,16 @@ def softmax_normalize_kernel(out, shape, strides, length, so, n_chunks, per_chun
 
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def softmax_backward_row(g, y, out, scale):
-    """out = scale * y * (g - sum(g y)) for one row."""
+def softmax_backward_row(g, y, out, scale, log):
+    """out = scale * y * (g - sum(g y)) for one row of softmax's result y; with ``log`` (y is log_softmax's result)
+    out = scale * (g - exp(y) sum(g))."""
     acc = 0.0
+    if log:
+        for k in range(y.size):
+            acc += g[k]
+        for k in range(y.size):
+            out[k] = scale * (g[k] - math.exp(y[k]) * acc)
+        return
     for k in range(y.size):
         acc += g[k] * y[k]
     for k in range(y.size):
@@ -233,9 +261,9 @@ def softmax_backward_row(g, y, out, scale):
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chunks, per_chunk, scale):
-    """Rows of ``length``: the softmax gradient from its result y (``softmax_backward_row``); ``strides`` rows are
-    (out, grad, y)."""
+def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chunks, per_chunk, scale, log):
+    """Rows of ``length``: the softmax (``log``: log_softmax) gradient from its result y (``softmax_backward_row``);
+    ``strides`` rows are (out, grad, y)."""
     nd = shape.size
     total = 1
     for d in range(nd):
@@ -250,10 +278,10 @@ def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_
         for _ in range(r0, r1):
             if unit:
                 softmax_backward_row(grad[pos[1] : pos[1] + length], y[pos[2] : pos[2] + length],
-                                     out[pos[0] : pos[0] + length], scale)
+                                     out[pos[0] : pos[0] + length], scale, log)
             else:
                 softmax_backward_row(row(grad, pos[1], length, sg), row(y, pos[2], length, sy),
-                                     row(out, pos[0], length, so), scale)
+                                     row(out, pos[0], length, so), scale, log)
             advance(index, shape, strides, pos, nd - 1)
 
 
