@@ -96,6 +96,8 @@ def test_kernels_compile_for_a_real_gpu() -> None:
         check(K.make_fill_value(), f32, nt.float64)
         check(K.make_fill_value(), i64a, nt.int64)
         check(K.make_fill_value(), b1, nt.boolean)
+        check(K.make_fill_tuple(), f32, nt.UniTuple(nt.float64, 9))
+        check(K.make_fill_tuple(), i64a, nt.UniTuple(nt.int64, 2))
         for op in UNARY_OPS:
             if not op.startswith("bitwise_"):
                 check(K.make_map(op, 2, "float64"), f32, f64, i64, T(2), T(2), T(2))

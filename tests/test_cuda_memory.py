@@ -118,6 +118,19 @@ def test_scalars_and_constants_upload_nothing(counts: dict[str, int]) -> None:
     assert counts["h2d"] == 0
 
 
+def test_write_values_is_one_kernel_and_no_copy(counts: dict[str, int]) -> None:
+    buffer = CUDA.from_numpy(np.zeros(5, dtype=np.float32))
+    ints = CUDA.from_numpy(np.zeros(3, dtype=np.int64))
+    counts["h2d"] = 0
+    CUDA.write_values(buffer, [0.5, -2.0, 3.25])
+    CUDA.write_values(ints, [2**62 + 1, -7])
+    assert counts["h2d"] == 0
+    np.testing.assert_array_equal(CUDA.to_numpy(buffer), [0.5, -2.0, 3.25, 0.0, 0.0])
+    np.testing.assert_array_equal(CUDA.to_numpy(ints), [2**62 + 1, -7, 0])
+    with pytest.raises(mt.ShapeError, match="at most 3"):
+        CUDA.write_values(ints, [1, 2, 3, 4])
+
+
 def test_training_steps_reach_a_steady_state_without_allocations_or_uploads(counts: dict[str, int]) -> None:
     """Linear-ReLU-Linear + cross-entropy + Adam: from the third step on no fresh device memory and no uploads
     beyond the optimizer's one small per-parameter scalar buffer; the losses match PyTorch's with the same weights."""

@@ -18,7 +18,7 @@ simulator instead).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,8 @@ ATOMIC_ADD_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.i
 
 CACHE_KERNELS = True
 """Cache compiled kernels on disk across processes (see :func:`_kernel`)."""
+WRITE_VALUES_MAX = 64
+"""Most numbers one :meth:`CudaBackend.write_values` call passes as a kernel argument."""
 CONSTANT_CACHE_SIZE = 256
 """Most cached device constants (see :meth:`CudaBackend.constant`); the cache empties when full."""
 
@@ -141,6 +143,19 @@ class CudaBackend(Backend):
             ALLOCATOR.num_host_to_device += 1
             ALLOCATOR.bytes_host_to_device += array.nbytes
         return data
+
+    def write_values(self, data: TensorData, values: Sequence[float | int | bool]) -> None:
+        """Write a few host numbers into the first len(values) elements of contiguous ``data`` with one kernel whose
+        argument is the tuple of values: no host-to-device copy, so nothing waits for queued kernels (for per-step
+        scalars such as an optimizer's bias corrections). At most WRITE_VALUES_MAX numbers."""
+        _check_device(data)
+        if len(values) > min(WRITE_VALUES_MAX, data.size):
+            raise ShapeError(f"write_values takes at most {min(WRITE_VALUES_MAX, data.size)} values here, got {len(values)}")
+        if not values:
+            return
+        kind = data.dtype.kind
+        convert = float if kind == "f" else (bool if kind == "b" else int)
+        _kernel(("fill_tuple",), kernels.make_fill_tuple)[1, len(values)](data.storage, tuple(convert(v) for v in values))
 
     def constant(self, value: float | int | bool, dtype: np.dtype) -> TensorData:
         """A read-only 0-d device tensor holding ``value`` as ``dtype``, cached per (value, dtype): ``x * 2.0``

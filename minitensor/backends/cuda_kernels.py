@@ -102,6 +102,17 @@ def make_fill_value() -> Callable[..., None]:
     return fill_value
 
 
+def make_fill_tuple() -> Callable[..., None]:
+    """Kernel ``(out, values)``: out[i] = values[i] for i < len(values) (a tuple passed by value: no copy)."""
+
+    def fill_tuple(out, values):  # type: ignore[no-untyped-def]
+        i = cuda.grid(1)
+        if i < len(values):
+            out[i] = values[i]
+
+    return fill_tuple
+
+
 def make_map(op: str, dims: int, compute: str) -> Callable[..., None]:
     """Kernel ``(out, a, size, shape, out_strides, a_strides)``: out = f(a) over ``size`` elements.
 
