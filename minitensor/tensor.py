@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from .tensor_reduce import ReduceMethods
 from .tensor_shape import ShapeMethods
 
 CONSTANT_CACHE_SIZE = 256
-_constants: dict[tuple[Any, np.dtype, Any], Tensor] = {}
+_constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 
 
 class Tensor(
@@ -191,16 +192,16 @@ class Tensor(
     def _lift(self, value: Any, dtype: Any = None) -> Tensor:
         """A Python number (or array-like) as a tensor on this backend, of ``dtype`` (default: this tensor's).
 
-        Nonzero Python numbers on host backends come from a small cache: ops only read their inputs and nothing
+        Python numbers on host backends come from a small cache: ops only read their inputs and nothing
         hands the lifted tensor itself to the caller, so sharing one constant is safe.
         """
         if isinstance(value, Tensor):
             return value
         dtype = self._data.dtype if dtype is None else dtype
-        # Not 0 (-0.0 == 0.0 as a key) and only host storage (device arrays die with their context).
-        cacheable = (type(value) is float or type(value) is int) and value != 0 and isinstance(self.backend, HostBackend)
+        # Only host storage (device arrays die with their context); -0.0 == 0.0, so zeros are keyed by their sign too.
+        cacheable = (type(value) is float or type(value) is int) and isinstance(self.backend, HostBackend)
         if cacheable:
-            key = (self.backend, dtype, value)
+            key = (self.backend, dtype, value, math.copysign(1.0, value) if value == 0 else 1.0)
             constant = _constants.get(key)
             if constant is not None:
                 return constant

@@ -785,6 +785,8 @@ def test_codegen_rejects_an_op_name_that_is_not_an_identifier(monkeypatch: pytes
 def test_planted_or_empty_cache_files_are_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fast_codegen, "_directory", tmp_path)
     monkeypatch.setattr(fast_codegen, "_modules", {})
+    for table in ("_kernels", "_map_plans", "_zip_plans", "_reduce_calls"):  # the backend's kernels found before
+        monkeypatch.setattr(fast_module, table, {})
     marker = tmp_path / "planted-code-ran"
     (tmp_path / "map_neg_f_s.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + generate_source("map", "neg", parallel=False))
     (tmp_path / "zip_add_f_s.py").write_text("")
@@ -940,3 +942,27 @@ def test_pytorch_started_first_gets_sleeping_workers_or_a_warning(order: str) ->
     else:
         assert got["layer"] == "omp" and not got["serialized"]
         assert len(got["warned"]) == 1 and "OMP_WAIT_POLICY=PASSIVE" in got["warned"][0]
+
+
+def test_repeated_layouts_reuse_plans_with_new_values() -> None:
+    """map/zip/reduce/matmul plans are cached per layout: a second call of the same layout on other storage (a
+    transposed operand, a broadcast batch, a column slice for BLAS) computes from its own values."""
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        a = rng.standard_normal((3, 4, 5)).astype(np.float32)
+        b = rng.standard_normal((6, 5)).astype(np.float32)
+        ta, tb = fast.from_numpy(a), fast.from_numpy(b).permute(1, 0)  # (5, 6) transposed
+        out = fast.empty((3, 4, 6), np.dtype(np.float32))
+        fast.matmul(ta, tb.unsqueeze(0).expand((3, 5, 6)), out)
+        np.testing.assert_allclose(fast.to_numpy(out), a @ b.T, rtol=1e-5, atol=1e-5)
+        wide = fast.from_numpy(rng.standard_normal((5, 9)).astype(np.float32))
+        cols = wide.slice((slice(None), slice(2, 8)))
+        fast.matmul(ta, cols.unsqueeze(0).expand((3, 5, 6)), out)
+        np.testing.assert_allclose(fast.to_numpy(out), a @ fast.to_numpy(cols), rtol=1e-5, atol=1e-5)
+        s = fast.empty((3, 1, 5), np.dtype(np.float32))
+        fast.reduce("sum", ta, 1, s)
+        np.testing.assert_allclose(fast.to_numpy(s), a.sum(1, keepdims=True), rtol=1e-5)
+        z = fast.empty((3, 4, 5), np.dtype(np.float32))
+        fast.zip("mul", ta, fast.from_numpy(b[0]), z)
+        fast.map("neg", z, z)
+        np.testing.assert_array_equal(fast.to_numpy(z), -(a * b[0]))

@@ -56,7 +56,8 @@ FOREIGN_OPENMP = os.environ["OMP_WAIT_POLICY"].upper() == "PASSIVE" and openmp_r
 
 
 FOREIGN_OPENMP_ADVICE = (
-    "set OMP_WAIT_POLICY=PASSIVE in the environment before Python starts, or import minitensor before torch"
+    "set OMP_WAIT_POLICY=PASSIVE in the environment before Python starts, or import minitensor first (before torch, "
+    "and before any Numba parallel code or numba.set_num_threads call)"
 )
 
 
@@ -71,8 +72,9 @@ def avoid_foreign_openmp() -> bool:
     if getattr(_numba_parallel, "_is_initialized", False):
         if numba.threading_layer() == "omp":
             warnings.warn(
-                "minitensor fast backend: an OpenMP runtime (e.g. PyTorch's) started before minitensor was imported "
-                f"and Numba's threads already run on it; its spinning workers can slow kernels ~10x: {FOREIGN_OPENMP_ADVICE}",
+                "minitensor fast backend: an OpenMP runtime (PyTorch's, or Numba's own) started before minitensor was "
+                f"imported and Numba's threads already run on it; its spinning workers can slow kernels ~10x: "
+                f"{FOREIGN_OPENMP_ADVICE}",
                 RuntimeWarning,
                 stacklevel=3,
             )
@@ -297,6 +299,9 @@ def serialized(kernel: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+_blas_views: dict[tuple, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]] = {}
+"""(shape, byte strides) of the three NumPy views (from each storage's start) a BLAS matmul of this layout runs on."""
+_ndarray = np.ndarray
 _map_plans: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
 _zip_plans: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
 _reduce_calls: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
@@ -421,6 +426,13 @@ class FastBackend(FusedKernels, HostBackend):
     def matmul(self, a: TensorData, b: TensorData, out: TensorData) -> None:
         if out.size == 0:
             return
+        key = (a.dtype, b.dtype, out.dtype, a.shape, a.strides, b.shape, b.strides, out.shape, out.strides, self.use_blas)
+        views = _blas_views.get(key)
+        if views is not None:  # a dense float product seen before: BLAS on views of the three storages
+            (a_shape, a_strides), (b_shape, b_strides), (o_shape, o_strides) = views
+            np.matmul(_ndarray(a_shape, a.dtype, a.storage, 0, a_strides), _ndarray(b_shape, b.dtype, b.storage, 0, b_strides),
+                      out=_ndarray(o_shape, out.dtype, out.storage, 0, o_strides))
+            return
         m, k = a.shape[-2:]
         n = b.shape[-1]
         batch = out.shape[:-2]
@@ -431,7 +443,9 @@ class FastBackend(FusedKernels, HostBackend):
         blas = self.use_blas and k > 0 and a.dtype == b.dtype == out.dtype and out.dtype in BLAS_DTYPES
         if blas and a_layout and b_layout:
             # Dense float blocks (row- or column-major): NumPy's matmul, i.e. BLAS on the same storage.
-            np.matmul(strided_view(a), strided_view(b), out=strided_view(out, writeable=True))
+            a_view, b_view, out_view = strided_view(a), strided_view(b), strided_view(out, writeable=True)
+            np.matmul(a_view, b_view, out=out_view)
+            cached(_blas_views, key, lambda: tuple((v.shape, v.strides) for v in (a_view, b_view, out_view)))
         else:
             dims = [(size, [out.strides[i], a.strides[i], b.strides[i]]) for i, size in enumerate(batch) if size != 1]
             batch_shape, batch_strides = coalesce(dims, 3)
