@@ -43,6 +43,6 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
-from . import autograd, nn, optim  # noqa: E402 - after the core they build on
+from . import autograd, cuda, nn, optim  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402
 from .compiler.api import compile  # noqa: E402, A004 - torch.compile's name

@@ -132,8 +132,8 @@ def test_write_values_is_one_kernel_and_no_copy(counts: dict[str, int]) -> None:
 
 
 def test_training_steps_reach_a_steady_state_without_allocations_or_uploads(counts: dict[str, int]) -> None:
-    """Linear-ReLU-Linear + cross-entropy + Adam: from the third step on no fresh device memory and no uploads
-    beyond the optimizer's one small per-parameter scalar buffer; the losses match PyTorch's with the same weights."""
+    """Linear-ReLU-Linear + cross-entropy + Adam: from the third step on no fresh device memory and no uploads (the
+    optimizer's per-step scalars are written by a kernel); the losses match PyTorch's with the same weights."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
     x_np, y_np = rng.standard_normal((2, 4)).astype(np.float32), np.array([0, 2])
@@ -161,7 +161,7 @@ def test_training_steps_reach_a_steady_state_without_allocations_or_uploads(coun
         want.append(ref_loss.item())
     assert per_step[0]["malloc"] > 0 and per_step[0]["h2d"] > 0  # the counters do count
     assert per_step[2]["malloc"] == 0, per_step
-    assert per_step[2]["h2d"] <= len(list(model.parameters())), per_step
+    assert per_step[2]["h2d"] == 0, per_step
     np.testing.assert_allclose(losses, want, rtol=1e-5)
     for ours, theirs in zip(model.parameters(), reference.parameters()):
         np.testing.assert_allclose(ours.to_numpy(), theirs.detach().numpy(), rtol=1e-5, atol=1e-6)

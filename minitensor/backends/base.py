@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -238,6 +239,12 @@ class Backend(ABC):
         """grad_input = grad * GELU'(a) (the ``gelu_back``/``gelu_tanh_back`` ops); all three of one shape."""
         self.zip("gelu_tanh_back" if approximate == "tanh" else "gelu_back", a, grad, grad_input)
 
+    def write_values(self, data: TensorData, values: Sequence[float | int | bool]) -> None:
+        """Set the first ``len(values)`` elements of the storage of contiguous ``data`` to ``values``: a few host numbers
+        per step, such as an optimizer's bias corrections (the cuda backend writes them with one launch, no copy)."""
+        if len(values):
+            self.map("id", self.from_numpy(np.asarray(values, dtype=data.dtype)), TensorData(data.storage, (len(values),)))
+
     def _constant(self, value: float, dtype: np.dtype) -> TensorData:
         """A 0-d tensor holding ``value`` (an operand that broadcasts to anything)."""
         return self.from_numpy(np.array(value, dtype=dtype))
@@ -298,6 +305,9 @@ class HostBackend(Backend):
         if data.size == 0:
             return np.zeros(data.shape, dtype=data.dtype)
         return np.array(strided_view(data), copy=True, order="C")
+
+    def write_values(self, data: TensorData, values: Sequence[float | int | bool]) -> None:
+        data.storage[: len(values)] = values
 
 
 def strided_view(data: TensorData, writeable: bool = False) -> np.ndarray:

@@ -264,14 +264,9 @@ class Optimizer:
             storage = buffer._data.storage
             views = {name: Tensor(TensorData(storage[i:], ()), p.backend) for i, name in enumerate(names)}
             cached = (names, buffer, views, None)
-        array = np.array(numbers, dtype=p.dtype)
-        raw = array.tobytes()
-        if cached[3] != raw:  # the same bits as last step (a constant lr) need no write (no device copy on cuda)
-            storage = cached[1]._data.storage
-            if isinstance(storage, np.ndarray):
-                storage[:] = array
-            else:
-                storage.copy_to_device(array)
+        raw = np.array(numbers, dtype=p.dtype).tobytes()
+        if cached[3] != raw:  # the same bits as last step (a constant lr) need no write
+            p.backend.write_values(cached[1]._data, numbers)
             cached = (*cached[:3], raw)
         self._scalar_buffers[p] = cached
         return cached[2]
