@@ -121,7 +121,7 @@ class Neg(TensorFunction):
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
-        return Neg.apply(d)
+        return Neg.apply(d) if is_grad_enabled() else d._map("neg")
 
 
 class Inv(UnaryFunction):
@@ -231,6 +231,8 @@ class Mul(TensorFunction):
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = ctx.saved_values
         need_a, need_b = ctx.needs_input_grad
+        if not is_grad_enabled():  # the ordinary backward: raw kernels, no graph bookkeeping
+            return (d._zip("mul", b) if need_a else None), (d._zip("mul", a) if need_b else None)
         return (d * b if need_a else None), (d * a if need_b else None)
 
 
@@ -247,6 +249,10 @@ class Div(TensorFunction):
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = ctx.saved_values
         need_a, need_b = ctx.needs_input_grad
+        if not is_grad_enabled() and b.dtype == d.dtype and (a is None or a.dtype == d.dtype):  # raw kernels
+            grad_a = d._zip("div", b) if need_a else None
+            grad_b = d._map("neg")._zip("mul", a)._zip("div", b._zip("mul", b)) if need_b else None
+            return grad_a, grad_b
         return (d / b if need_a else None), (-d * a / (b * b) if need_b else None)
 
 
@@ -301,7 +307,8 @@ class Sum(TensorFunction):
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
-        return d.expand(*ctx.saved_values[0])
+        shape = ctx.saved_values[0]
+        return d.expand(*shape) if is_grad_enabled() else d._view_of(d._data.expand(shape))
 
 
 class Max(TensorFunction):
@@ -335,7 +342,7 @@ class Permute(TensorFunction):
     def backward(ctx: Context, d: Tensor) -> Tensor:
         order = ctx.saved_values[0]
         inverse = sorted(range(len(order)), key=lambda i: order[i])
-        return d.permute(*inverse)
+        return d.permute(*inverse) if is_grad_enabled() else d._view_of(d._data.permute(*inverse))
 
 
 class Expand(TensorFunction):
@@ -453,7 +460,13 @@ class MatMul(TensorFunction):
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b, transposed = ctx.saved_values
         need_a, need_b = ctx.needs_input_grad
-        mm = MatMul.apply  # under no_grad as cheap as the raw kernel; under create_graph differentiable
+        if not is_grad_enabled() and d.dims >= 2:  # the ordinary backward: raw kernels and views, no graph
+            grad_a = d._matmul(_transposed(b)) if need_a else None
+            grad_b = None
+            if need_b:
+                grad_b = _transposed(_transposed(d)._matmul(a)) if transposed else _transposed(a)._matmul(d)
+            return grad_a, grad_b
+        mm = MatMul.apply  # under create_graph differentiable
         grad_a = mm(d, b.transpose(-1, -2)) if need_a else None
         grad_b = None
         if need_b:
@@ -464,6 +477,13 @@ class MatMul(TensorFunction):
             else:
                 grad_b = mm(a.transpose(-1, -2), d)
         return grad_a, grad_b
+
+
+def _transposed(x: Tensor) -> Tensor:
+    """A view of ``x`` with its last two dims swapped, without history (for raw backward formulas)."""
+    order = list(range(x.dims))
+    order[-2], order[-1] = order[-1], order[-2]
+    return x._view_of(x._data.permute(*order))
 
 
 # --- selection: kernels beyond the four ---
