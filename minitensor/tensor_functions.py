@@ -505,7 +505,15 @@ class Where(TensorFunction):
         (cond,) = ctx.saved_values
         _, need_a, need_b = ctx.needs_input_grad
         zero = d._lift(0.0)
-        return None, (Where.apply(cond, d, zero) if need_a else None), (Where.apply(cond, zero, d) if need_b else None)
+        pick = Where.apply if is_grad_enabled() else _where
+        return None, (pick(cond, d, zero) if need_a else None), (pick(cond, zero, d) if need_b else None)
+
+
+def _where(cond: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    """Where's forward as a raw kernel call, without history (for the ordinary backward)."""
+    out = a.backend.empty(shape_broadcast(shape_broadcast(cond.shape, a.shape), b.shape), dtypes.result_type(a, b))
+    a.backend.where(cond._data, a._data, b._data, out)
+    return a._view_of(out)
 
 
 class Gather(TensorFunction):
