@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from minitensor import operators
 from minitensor.backends import fast as fast_module
-from minitensor.backends import fast_codegen
+from minitensor.backends import fast_codegen, fast_launch
 from minitensor.backends.base import strided_view
 from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, coalesce, matrix_layout
 from minitensor.backends.fast import backend as fast
@@ -785,7 +785,8 @@ def test_codegen_rejects_an_op_name_that_is_not_an_identifier(monkeypatch: pytes
 def test_planted_or_empty_cache_files_are_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fast_codegen, "_directory", tmp_path)
     monkeypatch.setattr(fast_codegen, "_modules", {})
-    for table in ("_kernels", "_map_plans", "_zip_plans", "_reduce_calls"):  # the backend's kernels found before
+    monkeypatch.setattr(fast_launch, "_kernels", {})  # the backend's kernels found before
+    for table in ("_map_plans", "_zip_plans", "_reduce_calls"):
         monkeypatch.setattr(fast_module, table, {})
     marker = tmp_path / "planted-code-ran"
     (tmp_path / "map_neg_f_s.py").write_text(f"open({str(marker)!r}, 'w').close()\n" + generate_source("map", "neg", parallel=False))
@@ -908,18 +909,25 @@ import warnings
 warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     import numpy as np
-    from minitensor.backends import fast as f
+    from minitensor.backends import fast as f, fast_launch
 x = f.backend.from_numpy(np.arange(1 << 16, dtype=np.float64))
+rows = np.random.default_rng(0).normal(size=(256, 256))
+s = f.backend.from_numpy(rows)
 outs = [f.backend.empty((1 << 16,), np.dtype(np.float64)) for _ in range(4)]
-def work(out):
+softmaxes = [f.backend.empty((256, 256), np.dtype(np.float64)) for _ in range(4)]
+def work(out, soft):
     for _ in range(20):
         f.backend.zip("mul", x, x, out)
-threads = [threading.Thread(target=work, args=(out,)) for out in outs]
+        f.backend.softmax(s, 1, soft)  # a fused kernel's parallel build, launched through the same lock
+threads = [threading.Thread(target=work, args=pair) for pair in zip(outs, softmaxes)]
 [t.start() for t in threads]
 [t.join() for t in threads]
 import numba
+want = np.exp(rows - rows.max(1, keepdims=True))
+want /= want.sum(1, keepdims=True)
 ok = all((f.backend.to_numpy(out) == np.arange(1 << 16) ** 2).all() for out in outs)
-print(json.dumps({"layer": numba.threading_layer(), "serialized": f.SERIALIZE_PARALLEL, "ok": bool(ok),
+ok = ok and all(np.allclose(f.backend.to_numpy(soft), want, rtol=1e-12, atol=0) for soft in softmaxes)
+print(json.dumps({"layer": numba.threading_layer(), "serialized": fast_launch.SERIALIZE_PARALLEL, "ok": bool(ok),
                   "warned": [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]}))
 """
 

@@ -3,9 +3,8 @@ layer_norm, forward and backward, one Numba kernel launch each (:mod:`minitensor
 instead of the chain of element-wise kernels :class:`minitensor.backends.base.Backend` composes by default.
 
 Python here only plans a call: the dims other than the row dim, in their natural order, merged where contiguous for
-every operand (cached per layout), and the work split into chunks of whole rows. (This module cannot import the
-planning helpers of :mod:`minitensor.backends.fast`, which imports it; :data:`SERIAL_BELOW` is that module's
-threshold, and a test keeps the two equal.)
+every operand (cached per layout), and the work split into chunks of whole rows; kernels are launched through
+:mod:`minitensor.backends.fast_launch`, like the rest of the backend's.
 """
 
 from __future__ import annotations
@@ -15,10 +14,10 @@ import math
 import numpy as np
 
 from ..tensor_data import TensorData, normalize_dim
+from . import fast_launch
 from .base import Backend, strided_view
-from .fast_codegen import DEFAULT_COMPUTE, kernel_module
+from .fast_codegen import DEFAULT_COMPUTE
 
-SERIAL_BELOW = 1 << 15  # elements of work under which a kernel runs its serial build (fast.SERIAL_BELOW)
 SMALL_SOFTMAX = 4096
 """Below this many elements softmax and log_softmax run as one Numba pass (``math.exp`` per element) instead of
 Numba passes around NumPy's SIMD exp: the launches, not the exps, cost the time there."""
@@ -56,8 +55,8 @@ def natural_rows(shape: tuple[int, ...], dim: int, operands: list[TensorData]) -
 
 
 def launch(work: int, kernel: str, *args: object) -> None:
-    """Call ``kernel`` of the fused kernel module: its parallel build for SERIAL_BELOW units of work or more."""
-    getattr(kernel_module("fused", "", DEFAULT_COMPUTE, parallel=work >= SERIAL_BELOW), kernel)(*args)
+    """Call ``kernel`` of the fused kernel module (its parallel build for SERIAL_BELOW units of work or more)."""
+    fast_launch.launch(work, kernel, "fused", "", DEFAULT_COMPUTE, *args)
 
 
 def _positive_step(backend: Backend, data: TensorData, dim: int) -> TensorData:
