@@ -192,20 +192,24 @@ class Tensor(
     def _lift(self, value: Any, dtype: Any = None) -> Tensor:
         """A Python number (or array-like) as a tensor on this backend, of ``dtype`` (default: this tensor's).
 
-        Python numbers on host backends come from a small cache: ops only read their inputs and nothing
-        hands the lifted tensor itself to the caller, so sharing one constant is safe.
+        Python numbers on host backends come from a small cache here, on other backends from the backend's own
+        :meth:`~minitensor.backends.base.Backend.constant` (cuda: cached on the device): ops only read their inputs
+        and nothing hands the lifted tensor itself to the caller, so sharing one constant is safe.
         """
         if isinstance(value, Tensor):
             return value
         dtype = self._data.dtype if dtype is None else dtype
+        number = type(value) is float or type(value) is int
         # Only host storage (device arrays die with their context); -0.0 == 0.0, so zeros are keyed by their sign too.
-        cacheable = (type(value) is float or type(value) is int) and isinstance(self.backend, HostBackend)
+        cacheable = number and isinstance(self.backend, HostBackend)
         if cacheable:
             key = (self.backend, dtype, value, math.copysign(1.0, value) if value == 0 else 1.0)
             constant = _constants.get(key)
             if constant is not None:
                 return constant
         try:
+            if number and not cacheable:
+                return Tensor(self.backend.constant(value, dtype), self.backend)
             array = np.asarray(value, dtype=dtype)
         except (TypeError, ValueError, OverflowError) as error:
             raise DTypeError(f"cannot use {type(value).__name__} {value!r} as a {dtype} operand: {error}") from error

@@ -108,6 +108,10 @@ def test_scalars_and_constants_upload_nothing(counts: dict[str, int]) -> None:
     scalar = mt.tensor(7, backend="cuda")
     assert counts["h2d"] == 0
     np.testing.assert_array_equal(y.to_numpy(), np.arange(6.0, dtype=np.float32).reshape(2, 3) * 2 + 1.5)
+    before = mt_cuda.memory_stats()["allocation.all.allocated"]
+    again = x * 2.0 + 1.5  # the lifted numbers are cached device constants now: only the two results are allocated
+    assert mt_cuda.memory_stats()["allocation.all.allocated"] - before == 2
+    np.testing.assert_array_equal(again.to_numpy(), y.to_numpy())
     assert scalar.item() == 7 and scalar.dtype == mt.int64
     one = CUDA.constant(2.5, np.dtype(np.float32))
     assert CUDA.constant(2.5, np.dtype(np.float32)) is one  # cached per (value, dtype)

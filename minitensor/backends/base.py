@@ -120,12 +120,12 @@ class Backend(ABC):
         dtype, keep = out.dtype, a.shape[:dim] + (1,) + a.shape[dim + 1 :]
         z = self.empty(a.shape, dtype)
         if scale != 1.0:
-            self.zip("mul", a, self._constant(scale, dtype), z)
+            self.zip("mul", a, self.constant(scale, dtype), z)
         else:
             self.map("id", a, z)
         if causal:
             allowed = self.from_numpy(np.tri(a.shape[-2], a.shape[-1], dtype=np.bool_))
-            self.where(allowed, z, self._constant(-np.inf, dtype), z)
+            self.where(allowed, z, self.constant(-np.inf, dtype), z)
         top, total, e = self.empty(keep, dtype), self.empty(keep, dtype), self.empty(a.shape, dtype)
         self.reduce("max", z, dim, top)
         self.zip("sub", z, top, z)
@@ -159,7 +159,7 @@ class Backend(ABC):
             self.zip("sub", grad, total, t)
             self.zip("mul", out, t, grad_input)
         if scale != 1.0:
-            self.zip("mul", grad_input, self._constant(scale, dtype), grad_input)
+            self.zip("mul", grad_input, self.constant(scale, dtype), grad_input)
 
     def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
                    out: TensorData, mean: TensorData, rstd: TensorData) -> None:
@@ -171,12 +171,12 @@ class Backend(ABC):
         d, n, dtype = a.dims - 1, a.shape[-1], out.dtype
         xc, sq = self.empty(a.shape, dtype), self.empty(a.shape, dtype)
         self.reduce("sum", a, d, mean)
-        self.zip("mul", mean, self._constant(1.0 / n, mean.dtype), mean)
+        self.zip("mul", mean, self.constant(1.0 / n, mean.dtype), mean)
         self.zip("sub", a, mean, xc)
         self.zip("mul", xc, xc, sq)
         self.reduce("sum", sq, d, rstd)
-        self.zip("mul", rstd, self._constant(1.0 / n, rstd.dtype), rstd)
-        self.zip("add", rstd, self._constant(eps, rstd.dtype), rstd)
+        self.zip("mul", rstd, self.constant(1.0 / n, rstd.dtype), rstd)
+        self.zip("add", rstd, self.constant(eps, rstd.dtype), rstd)
         self.map("rsqrt", rstd, rstd)
         self.zip("mul", xc, rstd, out)
         if weight is not None:
@@ -219,7 +219,7 @@ class Backend(ABC):
         self.reduce("sum", h, d, m1)
         self.zip("mul", h, xhat, t)
         self.reduce("sum", t, d, m2)
-        inv_n = self._constant(1.0 / n, dtype)
+        inv_n = self.constant(1.0 / n, dtype)
         self.zip("mul", m1, inv_n, m1)
         self.zip("mul", m2, inv_n, m2)
         self.zip("mul", xhat, m2, t)
@@ -233,7 +233,7 @@ class Backend(ABC):
         tanh = approximate == "tanh"
         self.map("gelu_tanh" if tanh else "gelu", a, out)
         if slope is not None:
-            self.zip("gelu_tanh_back" if tanh else "gelu_back", a, self._constant(1.0, slope.dtype), slope)
+            self.zip("gelu_tanh_back" if tanh else "gelu_back", a, self.constant(1.0, slope.dtype), slope)
 
     def gelu_backward(self, grad: TensorData, a: TensorData, grad_input: TensorData, approximate: str = "none") -> None:
         """grad_input = grad * GELU'(a) (the ``gelu_back``/``gelu_tanh_back`` ops); all three of one shape."""
@@ -245,8 +245,9 @@ class Backend(ABC):
         if len(values):
             self.map("id", self.from_numpy(np.asarray(values, dtype=data.dtype)), TensorData(data.storage, (len(values),)))
 
-    def _constant(self, value: float, dtype: np.dtype) -> TensorData:
-        """A 0-d tensor holding ``value`` (an operand that broadcasts to anything)."""
+    def constant(self, value: float | int | bool, dtype: np.dtype) -> TensorData:
+        """A 0-d tensor holding ``value`` as ``dtype``: an operand that broadcasts to anything and that callers only
+        read (a backend may hand out one cached tensor per (value, dtype), as the cuda backend does)."""
         return self.from_numpy(np.array(value, dtype=dtype))
 
     def _copy(self, a: TensorData) -> TensorData:

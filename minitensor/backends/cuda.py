@@ -169,10 +169,6 @@ class CudaBackend(Backend):
             data = _CONSTANTS[key] = self.from_numpy(np.asarray(value, dtype=dtype))
         return data
 
-    def _constant(self, value: float, dtype: np.dtype) -> TensorData:
-        """The operand constants of composite kernels come from the device constant cache (:meth:`constant`)."""
-        return self.constant(value, dtype)
-
     def to_numpy(self, data: TensorData) -> np.ndarray:
         if data.size == 0:
             return np.zeros(data.shape, dtype=data.dtype)

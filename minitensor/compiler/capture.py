@@ -30,7 +30,7 @@ from ..backends.base import Backend
 from ..errors import CompileError
 from ..tensor_data import TensorData
 
-ALLOCATORS = ("empty", "zeros", "from_numpy")
+ALLOCATORS = ("empty", "zeros", "from_numpy", "constant")
 NOT_KERNELS = frozenset({"to_numpy", "synchronize", *ALLOCATORS})
 OUTPUTS: dict[str, tuple[int, ...]] = {
     "map": (-1,), "zip": (-1,), "reduce": (-1,), "matmul": (-1,), "where": (-1,), "gather": (-1,),
@@ -108,7 +108,7 @@ class Draw:
 
 @dataclass
 class Alloc:
-    """A buffer the traced function allocated: its data, how (empty/zeros/from_numpy) and its initial contents."""
+    """A buffer the traced function allocated: its data, how (empty/zeros/from_numpy/constant) and its initial contents."""
 
     data: TensorData
     kind: str
@@ -258,6 +258,8 @@ class Trace:
             finally:
                 self.depth -= 1
             alloc = Alloc(data, name, backend)
+            if name == "constant":  # (value, dtype): a 0-d operand the backend may share between calls
+                alloc.contents = np.array(args[0], dtype=args[1])
             if name == "from_numpy":
                 array = np.asarray(args[0] if args else kwargs["array"])
                 alloc.contents = np.array(array, copy=True)
