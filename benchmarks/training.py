@@ -281,6 +281,15 @@ def torch_gpt_time(device: str, repeats: int, threads: int | None = None,
     return median_wall_and_cpu(step, repeats, warmup=3) if with_cpu else median_time(step, repeats, warmup=3)
 
 
+def numba_threads(threads: int) -> None:
+    """Set Numba's thread count, importing the fast backend first: it chooses the OpenMP wait policy and thread layer,
+    which must happen before Numba's pool starts (``set_num_threads`` starts it)."""
+    import numba
+
+    minitensor.backends.get_backend("fast")
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+
+
 def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
     """The GPT step on each available backend (simple is skipped: minutes per step) with PyTorch's times."""
     from contextlib import nullcontext
@@ -293,7 +302,7 @@ def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
     import numba
 
     before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    numba_threads(threads)
     rows = []
     try:
         with limiter:
@@ -484,9 +493,7 @@ that imports torch first)."""
 def fast_mlp_step_time(repeats: int, threads: int | None) -> float:
     """Median seconds of the fast backend's 784-128-10 MLP step in this process (``threads`` Numba threads)."""
     if threads:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        numba_threads(threads)
     return median_time(mnist_step_fn("fast"), repeats * 5, warmup=3)
 
 
@@ -542,9 +549,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         return [times]
     if args.compiled:
         if args.threads:
-            import numba
-
-            numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+            numba_threads(args.threads)
         compiled = compiled_rows(args.backends, args.repeats)
         print_compiled_rows(compiled)
         return compiled
@@ -553,9 +558,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print_gpt_rows(gpt, args.gpt_threads)
         return gpt
     if args.threads:
-        import numba
-
-        numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        numba_threads(args.threads)
 
     rows: list[dict] = []
     torch_cache: dict[str, tuple[float, float] | None] = {}

@@ -26,12 +26,21 @@ PIPE_REFRESH_SECONDS = 30.0
 """How often a progress bar redraws when stderr is not a terminal (a log file, CI)."""
 
 
+class ProgressBar(tqdm):
+    """tqdm whose ``set_postfix`` waits for the next timed redraw (tqdm's default redraws on every call, which
+    would write a line per batch into a log)."""
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = False, **kwargs: Any) -> None:
+        super().set_postfix(ordered_dict, refresh, **kwargs)
+
+
 def progress_bar(iterable: Iterable[Any], total: int | None = None, desc: str = "", enabled: bool = True) -> tqdm:
     """A tqdm bar on stderr (silent when not ``enabled``). On a terminal it redraws ten times a second; into a
-    file or pipe at most every ``PIPE_REFRESH_SECONDS``, so a captured log stays a few lines."""
+    file or pipe at most every ``PIPE_REFRESH_SECONDS``, so a captured log stays a few lines (``set_postfix``
+    included)."""
     tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
     interval = 0.1 if tty else PIPE_REFRESH_SECONDS
-    return tqdm(iterable, total=total, desc=desc, leave=False, file=sys.stderr, dynamic_ncols=tty, mininterval=interval,
+    return ProgressBar(iterable, total=total, desc=desc, leave=False, file=sys.stderr, dynamic_ncols=tty, mininterval=interval,
                 maxinterval=max(10.0, interval), disable=not enabled)
 
 
