@@ -87,8 +87,9 @@ def available(name: str) -> bool:
 # --- minitensor -------------------------------------------------------------------------------
 
 
-def split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
-    """One SGD step of the run_tensor model, cycling through the split set's batches; and steps per epoch."""
+def split_step_fn(backend: str, compiled: bool = False, mode: str | None = None) -> tuple[Callable[[], None], int]:
+    """One SGD step of the run_tensor model, cycling through the split set's batches; and steps per epoch. With
+    ``compiled`` the step (forward, backward, update) is one ``minitensor.compile``d function (``mode`` passed on)."""
     minitensor.manual_seed(0)
     data = toy("split", SPLIT_POINTS, seed=0)
     model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
@@ -99,34 +100,45 @@ def split_step_fn(backend: str) -> tuple[Callable[[], None], int]:
                for i in range(0, SPLIT_POINTS, SPLIT_BATCH)]
     state = {"i": 0}
 
-    def step() -> None:
-        xb, yb = batches[state["i"] % len(batches)]
-        state["i"] += 1
-        logits = model(minitensor.tensor(xb, backend=backend)).view(len(yb))
-        loss = nn.functional.binary_cross_entropy_with_logits(logits, yb)
+    def train_step(x: minitensor.Tensor, y: minitensor.Tensor) -> minitensor.Tensor:
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x).view(len(y)), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        loss.item()  # wait for the result (matters on cuda)
+        return loss
+
+    run = minitensor.compile(train_step, mode=mode) if compiled else train_step
+
+    def step() -> None:
+        xb, yb = batches[state["i"] % len(batches)]
+        state["i"] += 1
+        run(minitensor.tensor(xb, backend=backend), minitensor.tensor(yb, backend=backend)).item()  # .item() waits
 
     return step, len(batches)
 
 
-def mnist_step_fn(backend: str) -> Callable[[], None]:
+def mnist_step_fn(backend: str, compiled: bool = False, mode: str | None = None) -> Callable[[], None]:
+    """One SGD step of a 784-128-10 MLP on a fixed float32 batch (``compiled``: as one ``minitensor.compile``d
+    function)."""
     minitensor.manual_seed(0)
     rng = np.random.default_rng(0)
     x = rng.random((MNIST_BATCH, 784), dtype=np.float32)
-    y = rng.integers(0, 10, MNIST_BATCH)
+    y = minitensor.tensor(rng.integers(0, 10, MNIST_BATCH), backend=backend)
     model = nn.Sequential(nn.Linear(784, 128, backend=backend, dtype="float32"), nn.ReLU(),
                           nn.Linear(128, 10, backend=backend, dtype="float32"))
     opt = optim.SGD(model.parameters(), lr=0.01)
 
-    def step() -> None:
-        loss = nn.functional.cross_entropy(model(minitensor.tensor(x, backend=backend, dtype="float32")), y)
+    def train_step(xb: minitensor.Tensor, yb: minitensor.Tensor) -> minitensor.Tensor:
+        loss = nn.functional.cross_entropy(model(xb), yb)
         opt.zero_grad()
         loss.backward()
         opt.step()
-        loss.item()
+        return loss
+
+    run = minitensor.compile(train_step, mode=mode) if compiled else train_step
+
+    def step() -> None:
+        run(minitensor.tensor(x, backend=backend, dtype="float32"), y).item()
 
     return step
 
@@ -349,58 +361,6 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
 # --- compiled steps (minitensor.compile) --------------------------------------------------------
 
 
-def compiled_split_step_fn(backend: str, mode: str | None = None) -> tuple[Callable[[], None], int]:
-    """split_step_fn's step with forward, backward and SGD update in one ``minitensor.compile``d function."""
-    minitensor.manual_seed(0)
-    data = toy("split", SPLIT_POINTS, seed=0)
-    model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
-                          nn.Linear(HIDDEN, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
-                          nn.Linear(HIDDEN, 1, backend=backend, dtype="float64"))
-    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    batches = [(data.X[i : i + SPLIT_BATCH], data.y[i : i + SPLIT_BATCH].astype(np.float64))
-               for i in range(0, SPLIT_POINTS, SPLIT_BATCH)]
-    state = {"i": 0}
-
-    @minitensor.compile(mode=mode)
-    def train_step(x: minitensor.Tensor, y: minitensor.Tensor) -> minitensor.Tensor:
-        loss = nn.functional.binary_cross_entropy_with_logits(model(x).view(len(y)), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
-    def step() -> None:
-        xb, yb = batches[state["i"] % len(batches)]
-        state["i"] += 1
-        train_step(minitensor.tensor(xb, backend=backend), minitensor.tensor(yb, backend=backend)).item()
-
-    return step, len(batches)
-
-
-def compiled_mnist_step_fn(backend: str, mode: str | None = None) -> Callable[[], None]:
-    """mnist_step_fn's step as one ``minitensor.compile``d function."""
-    minitensor.manual_seed(0)
-    rng = np.random.default_rng(0)
-    x = rng.random((MNIST_BATCH, 784), dtype=np.float32)
-    y = minitensor.tensor(rng.integers(0, 10, MNIST_BATCH), backend=backend)
-    model = nn.Sequential(nn.Linear(784, 128, backend=backend, dtype="float32"), nn.ReLU(),
-                          nn.Linear(128, 10, backend=backend, dtype="float32"))
-    opt = optim.SGD(model.parameters(), lr=0.01)
-
-    @minitensor.compile(mode=mode)
-    def train_step(xb: minitensor.Tensor, yb: minitensor.Tensor) -> minitensor.Tensor:
-        loss = nn.functional.cross_entropy(model(xb), yb)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
-    def step() -> None:
-        train_step(minitensor.tensor(x, backend=backend, dtype="float32"), y).item()
-
-    return step
-
-
 COMPILED_MODES = ("eager", "compiled", "fused")
 """Rows of --compiled: eager, minitensor.compile (default mode), and mode="max-autotune" (element-wise fusion)."""
 
@@ -420,8 +380,8 @@ def compiled_rows(backends: list[str], repeats: int) -> list[dict]:
                 mnist = mnist_step_fn(backend)
             else:
                 mode = "max-autotune" if label == "fused" else None
-                step, n = compiled_split_step_fn(backend, mode)
-                mnist = compiled_mnist_step_fn(backend, mode)
+                step, n = split_step_fn(backend, compiled=True, mode=mode)
+                mnist = mnist_step_fn(backend, compiled=True, mode=mode)
 
             def run_epoch(step: Callable[[], None] = step, n: int = n) -> None:
                 for _ in range(n):
