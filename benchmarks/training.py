@@ -429,10 +429,11 @@ def torch_times_in_subprocess(device: str, repeats: int) -> tuple[float, float] 
     return None if times is None else (times[0], times[1])
 
 
-def in_fresh_process(call: str, what: str) -> Any:
+def in_fresh_process(call: str, what: str, prelude: str = "") -> Any:
     """The JSON result of ``training.<call>`` run in a fresh Python process (the user's OMP_WAIT_POLICY restored),
-    or None, with a line saying why, when it fails."""
-    code = f"import json, sys; sys.path.insert(0, sys.argv[1]); import training; print(json.dumps(training.{call}))"
+    or None, with a line saying why, when it fails. ``prelude`` runs first, before this module (and minitensor) is
+    imported."""
+    code = f"{prelude}\nimport json, sys; sys.path.insert(0, sys.argv[1]); import training; print(json.dumps(training.{call}))"
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     if USER_OMP_WAIT_POLICY is not None:
         env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
@@ -462,20 +463,7 @@ def after_torch_times(repeats: int, threads: int | None) -> dict[str, float | No
     import, each its own subprocess (the user's OMP_WAIT_POLICY restored, as for the PyTorch timings)."""
     call = f"fast_mlp_step_time({repeats}, {threads!r})"
     return {"clean_s": in_fresh_process(call, "fast MLP step (clean process)"),
-            "after_torch_s": _in_fresh_process_after(TORCH_FIRST, call, "fast MLP step (after PyTorch)")}
-
-
-def _in_fresh_process_after(prelude: str, call: str, what: str) -> Any:
-    """``in_fresh_process`` with ``prelude`` run first, before this module (and minitensor) is imported."""
-    code = f"{prelude}\nimport json, sys; sys.path.insert(0, sys.argv[1]); import training; print(json.dumps(training.{call}))"
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if USER_OMP_WAIT_POLICY is not None:
-        env["OMP_WAIT_POLICY"] = USER_OMP_WAIT_POLICY
-    result = subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        print(f"{what} measurement failed: {result.stderr.strip().splitlines()[-1:]}")
-        return None
-    return json.loads(result.stdout.strip().splitlines()[-1])
+            "after_torch_s": in_fresh_process(call, "fast MLP step (after PyTorch)", prelude=TORCH_FIRST)}
 
 
 def print_after_torch(times: dict[str, float | None], threads: int | None) -> None:
