@@ -26,9 +26,10 @@ from minitensor import operators
 from minitensor.backends import fast as fast_module
 from minitensor.backends import fast_codegen, fast_launch
 from minitensor.backends.base import strided_view
-from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, coalesce, matrix_layout
+from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, matrix_layout
 from minitensor.backends.fast import backend as fast
 from minitensor.backends.fast_codegen import generate_source, kernel_module, module_stem
+from minitensor.backends.layout import coalesce
 from minitensor.backends.simple import backend as simple
 from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from minitensor.tensor_data import TensorData

@@ -54,7 +54,7 @@ from . import cuda_kernels as kernels  # noqa: E402 - only once a device is know
 from . import cuda_matmul, cuda_reduce  # noqa: E402
 from . import cuda_plan as plan  # noqa: E402
 from .base import Backend  # noqa: E402
-from .fast import coalesce  # noqa: E402
+from .layout import coalesce  # noqa: E402
 
 # Small tensors legitimately launch small grids; Numba would warn on each new launch site.
 warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")

@@ -116,7 +116,7 @@ def make_fill_tuple() -> Callable[..., None]:
 def make_map(op: str, dims: int, compute: str) -> Callable[..., None]:
     """Kernel ``(out, a, size, shape, out_strides, a_strides)``: out = f(a) over ``size`` elements.
 
-    ``shape`` and the strides are the coalesced layout of :func:`minitensor.backends.fast.elementwise_layout`
+    ``shape`` and the strides are the coalesced layout of :func:`minitensor.backends.layout.elementwise_layout`
     (``dims`` entries; a broadcast dim has stride 0). ``dims == 0`` is the contiguous fast path: every operand
     is dense in the same order, element i is at position i (no index math; the layout tuples are ignored), and
     each thread handles elements four grid-strides apart at once (loads before stores: in place is safe, as

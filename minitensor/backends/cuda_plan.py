@@ -1,7 +1,7 @@
 """Launch plans of the ``cuda`` backend: tunable sizes, dim coalescing, compute types, launch geometry.
 
 Pure Python over shapes and strides (no device calls). Element-wise layouts reuse the ``fast`` backend's dim
-coalescing (:func:`minitensor.backends.fast.elementwise_layout` and :func:`~minitensor.backends.fast.coalesce`),
+coalescing (:func:`minitensor.backends.layout.elementwise_layout` and :func:`~minitensor.backends.layout.coalesce`),
 turned into tuples: kernel arguments passed by value (a NumPy array argument would be copied to the device at
 every launch). Plans are cached per operand layout. The sizes below are module attributes read at every call, so
 tests lower them to reach multi-block and multi-pass paths at tiny shapes.
@@ -16,7 +16,7 @@ import numpy as np
 from ..operators import INTEGER_KINDS
 from ..tensor_data import TensorData, prod
 from .cuda_allocator import SIMULATED
-from .fast import coalesce, elementwise_layout
+from .layout import coalesce, elementwise_layout
 
 THREADS_PER_BLOCK = 256
 """Threads per block for map, zip and fill (fewer for tiny tensors)."""
@@ -75,7 +75,7 @@ def elementwise_launch(size: int, per_thread: int = 1) -> tuple[int, int]:
 def layout(out: TensorData, inputs: tuple[TensorData, ...]) -> tuple[int, tuple[tuple[int, ...], ...]]:
     """(dims, (shape, out_strides, *input_strides)) of an element-wise kernel, cached per operand layouts.
 
-    The fast backend's dim coalescing (:func:`minitensor.backends.fast.elementwise_layout`), as tuples (kernel
+    The fast backend's dim coalescing (:func:`minitensor.backends.layout.elementwise_layout`), as tuples (kernel
     arguments by value: NumPy arrays would be copied to the device at every launch). ``dims`` is 0 when every
     operand is dense in the same order (the kernel's flat path), else the number of coalesced dims.
     """

@@ -3,13 +3,11 @@ layer_norm, forward and backward, one Numba kernel launch each (:mod:`minitensor
 instead of the chain of element-wise kernels :class:`minitensor.backends.base.Backend` composes by default.
 
 Python here only plans a call: the dims other than the row dim, in their natural order, merged where contiguous for
-every operand (cached per layout), and the work split into chunks of whole rows; kernels are launched through
-:mod:`minitensor.backends.fast_launch`, like the rest of the backend's.
+every operand, and the work split into chunks of whole rows (:func:`minitensor.backends.layout.row_plan`); kernels
+are launched through :mod:`minitensor.backends.fast_launch`, like the rest of the backend's.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -17,41 +15,12 @@ from ..tensor_data import TensorData, normalize_dim
 from . import fast_launch
 from .base import Backend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
+from .layout import row_plan
 
 SMALL_SOFTMAX = 4096
 """Below this many elements softmax and log_softmax run as one Numba pass (``math.exp`` per element) instead of
 Numba passes around NumPy's SIMD exp: the launches, not the exps, cost the time there."""
-PLAN_CACHE_SIZE = 512
-_plans: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 _NO_PARAM = np.zeros(1, dtype=np.float64)  # stands in for an absent weight or bias (never read)
-
-
-def natural_rows(shape: tuple[int, ...], dim: int, operands: list[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Rows along ``dim``: (the other dims of size > 1 in row-major order, neighbours merged where contiguous for every
-    operand; one strides row per operand; number of chunks; rows per chunk). Operands share ``shape`` except along
-    ``dim``; a chunk holds at least ~16k elements of work. Cached per layout (kernels only read the arrays)."""
-    key = (shape, dim, *[x.strides for x in operands])
-    plan = _plans.get(key)
-    if plan is None:
-        merged: list[tuple[int, list[int]]] = []
-        for i, size in enumerate(shape):
-            if i == dim or size == 1:
-                continue
-            strides = [x.strides[i] for x in operands]
-            if merged and all(prev == cur * size for prev, cur in zip(merged[-1][1], strides)):
-                merged[-1] = (merged[-1][0] * size, strides)
-            else:
-                merged.append((size, strides))
-        merged = merged or [(1, [0] * len(operands))]
-        rows = np.array([size for size, _ in merged], dtype=np.int64)
-        table = np.array([[s[j] for _, s in merged] for j in range(len(operands))], dtype=np.int64)
-        total = math.prod(size for size, _ in merged)
-        wanted = max(1, min(total // max(1, 16384 // max(shape[dim], 1)), 256))
-        per_chunk = -(-total // wanted)
-        if len(_plans) >= PLAN_CACHE_SIZE:
-            _plans.clear()
-        plan = _plans[key] = (rows, table.reshape(len(operands), len(merged)), -(-total // per_chunk), per_chunk)
-    return plan
 
 
 def launch(work: int, kernel: str, *args: object) -> None:
@@ -91,7 +60,7 @@ class FusedKernels(Backend):
         if causal and (a.dims < 2 or dim != a.dims - 1):
             raise ValueError(f"softmax: causal needs dim to be the last of >= 2 dims, got dim {dim} of shape {a.shape}")
         a = _positive_step(self, a, dim)
-        rows, strides, n_chunks, per_chunk = natural_rows(a.shape, dim, [out, a])
+        rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a], natural=True)
         small = a.size < SMALL_SOFTMAX
         args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks, per_chunk,
                 float(scale), a.shape[-2] if causal else 0, (2 if log else 1) if small else 0)
@@ -106,7 +75,7 @@ class FusedKernels(Backend):
             else:
                 np.exp(o, out=o)
         if not log:
-            rows, strides, n_chunks, per_chunk = natural_rows(out.shape, dim, [out])
+            rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [out], natural=True)
             launch(out.size, "softmax_normalize_kernel", out.storage, rows, strides, out.shape[dim], _step(out, dim),
                    n_chunks, per_chunk)
 
@@ -121,7 +90,7 @@ class FusedKernels(Backend):
         if not log or out.size < SMALL_SOFTMAX:
             grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
             out = _positive_step(self, out, dim)
-            rows, strides, n_chunks, per_chunk = natural_rows(out.shape, dim, [grad_input, grad, out])
+            rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [grad_input, grad, out], natural=True)
             args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], _step(grad, dim),
                     _step(out, dim), _step(grad_input, dim), n_chunks, per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
@@ -140,7 +109,7 @@ class FusedKernels(Backend):
             return
         d = a.dims - 1
         a = _positive_step(self, a, d)
-        rows, strides, n_chunks, per_chunk = natural_rows(a.shape, d, [out, a, mean, rstd])
+        rows, strides, n_chunks, per_chunk = row_plan(a.shape, d, [out, a, mean, rstd], natural=True)
         w = _NO_PARAM if weight is None else self._dense(weight)
         b = _NO_PARAM if bias is None else self._dense(bias)
         args = (a.storage, w, b, out.storage, mean.storage, rstd.storage, rows, strides, a.shape[d], _step(a, d),
@@ -157,7 +126,7 @@ class FusedKernels(Backend):
         grad = _positive_step(self, grad if grad.shape == a.shape else grad.expand(a.shape), d)
         a = _positive_step(self, a, d)
         gi = grad_input if grad_input is not None else grad  # a placeholder, never written when not needed
-        rows, strides, n_chunks, per_chunk = natural_rows(a.shape, d, [gi, grad, a, mean, rstd])
+        rows, strides, n_chunks, per_chunk = row_plan(a.shape, d, [gi, grad, a, mean, rstd], natural=True)
         need_params = grad_weight is not None or grad_bias is not None
         partials = np.zeros((n_chunks, 2, n) if need_params else (n_chunks, 2, 1), dtype=np.float64)
         w = _NO_PARAM if weight is None else self._dense(weight)

@@ -1,0 +1,103 @@
+"""Layout planning shared by the ``fast`` and ``cuda`` backends: an element-wise call's dims broadcast to the output,
+ordered by the output's strides and merged where contiguous for every operand (so a contiguous call is one flat
+dim); the rows of a row kernel (reductions, scans, softmax, layer_norm); and how the work splits into chunks. Plans
+are cached per layout: a training loop repeats the same few.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensor_data import TensorData
+
+Dims = list[tuple[int, list[int]]]  # (size, stride of each operand) per dim
+
+
+def coalesce(dims: Dims, operands: int) -> tuple[np.ndarray, np.ndarray]:
+    """Merge neighbouring dims that are contiguous for every operand.
+
+    ``dims`` lists the (size > 1) dims outermost first. Returns ``shape`` (int64, >= 1 dim) and
+    ``strides`` (int64, one row per operand); no dims at all becomes shape (1,) with stride 0.
+    """
+    merged: Dims = []
+    for size, strides in dims:
+        if merged and all(prev == cur * size for prev, cur in zip(merged[-1][1], strides)):
+            merged[-1] = (merged[-1][0] * size, list(strides))
+        else:
+            merged.append((size, list(strides)))
+    if not merged:
+        merged = [(1, [0] * operands)]
+    shape = np.array([size for size, _ in merged], dtype=np.int64)
+    table = np.array([[s[j] for _, s in merged] for j in range(operands)], dtype=np.int64).reshape(operands, len(merged))
+    return shape, table
+
+
+LAYOUT_CACHE_SIZE = 512
+_layouts: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
+_row_plans: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
+
+
+def cached(table: dict, key: tuple, make: Callable[[], Any]) -> Any:
+    """``table[key]``, made by ``make()`` on a miss; the table empties when it holds LAYOUT_CACHE_SIZE plans.
+
+    A training loop repeats the same few layouts; kernels only read the plans' arrays, never write them.
+    """
+    plan = table.get(key)
+    if plan is None:
+        if len(table) >= LAYOUT_CACHE_SIZE:
+            table.clear()
+        plan = table[key] = make()
+    return plan
+
+
+def planned_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """``elementwise_layout`` plus ``chunking`` of it, cached per operand shapes and strides."""
+
+    def make() -> tuple[np.ndarray, np.ndarray, int, int]:
+        shape, strides = elementwise_layout(out, inputs)
+        return (shape, strides, *chunking(shape))
+
+    return cached(_layouts, (out.shape, out.strides, *[(x.shape, x.strides) for x in inputs]), make)
+
+
+def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray]:
+    """Coalesced shape and (out, *inputs) strides for an element-wise op writing ``out``.
+
+    Inputs are broadcast to ``out.shape``; dims are ordered by ``out``'s strides (largest first),
+    which is free for element-wise ops and makes same-layout operands merge into one flat dim.
+    """
+    views = [x if x.shape == out.shape else x.expand(out.shape) for x in inputs]
+    dims = [(size, [out.strides[i]] + [v.strides[i] for v in views]) for i, size in enumerate(out.shape) if size != 1]
+    dims.sort(key=lambda d: -abs(d[1][0]))
+    return coalesce(dims, 1 + len(views))
+
+
+def row_plan(shape: tuple[int, ...], dim: int, operands: Sequence[TensorData],
+             natural: bool = False) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Rows along ``dim``: the coalesced other dims of ``shape`` (one strides row per operand) and their chunking.
+
+    Operands share ``shape`` except along ``dim``; the last operand's most contiguous dim goes innermost, or, when
+    ``natural``, the dims keep their order (rows are visited in row-major order, as a causal mask needs).
+    Chunks hold at least 16k elements of work (rows times the row length). Cached like ``planned_layout``.
+    """
+
+    def make() -> tuple[np.ndarray, np.ndarray, int, int]:
+        dims = [(size, [x.strides[i] for x in operands]) for i, size in enumerate(shape) if i != dim and size != 1]
+        if not natural:
+            dims.sort(key=lambda d: -abs(d[1][-1]))
+        rows, strides = coalesce(dims, len(operands))
+        return (rows, strides, *chunking(rows, min_chunk=max(1, 16384 // max(shape[dim], 1))))
+
+    return cached(_row_plans, (shape, dim, natural, *[x.strides for x in operands]), make)
+
+
+def chunking(shape: np.ndarray, min_chunk: int = 16384, max_chunks: int = 256) -> tuple[int, int]:
+    """(number of chunks, elements per chunk) for a parallel loop over the elements of ``shape``."""
+    total = math.prod(shape.tolist())
+    wanted = max(1, min(total // min_chunk, max_chunks))
+    per_chunk = -(-total // wanted)
+    return -(-total // per_chunk), per_chunk
