@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..autodiff import Context, is_grad_enabled
 from ..creation import empty
 from ..module import Module, Parameter
-from ..tensor import Tensor
+from ..tensor import Tensor, _result
+from ..tensor_functions import TensorFunction
 from . import init
 from .common import bias_bound, check_sizes, factory, tensor_args
 
@@ -16,9 +18,59 @@ __all__ = ["linear", "Linear", "Identity", "Flatten", "Unflatten"]
 
 @tensor_args("input", "weight")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002 - torch's name
-    """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features)."""
+    """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
+
+    A 2-D float input with matching weight and bias (same backend and dtype) runs as one :class:`Addmm` node;
+    anything else (batched input, mixed dtypes, a bad shape with its error) goes through matmul and add."""
+    if _fusable(input, weight, bias):
+        return Addmm.apply(input, weight, bias)  # type: ignore[no-any-return]
     out = input @ weight.transpose(0, 1)
     return out + bias if bias is not None else out
+
+
+def _fusable(x: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
+    xd, wd = x._data, weight._data
+    if xd.dims != 2 or wd.dims != 2 or xd.shape[1] != wd.shape[1] or xd.dtype != wd.dtype or xd.dtype.kind != "f":
+        return False
+    if x.backend is not weight.backend:
+        return False
+    if bias is None:
+        return True
+    bd = bias._data
+    return bd.shape == (wd.shape[0],) and bd.dtype == xd.dtype and bias.backend is x.backend
+
+
+class Addmm(TensorFunction):
+    """out = x W^T + b for x (N, in), W (out, in), b (out,) or None: one matmul (BLAS on W's transposed view) and
+    one in-place add. Gradients: d W (x), d^T x (W, contiguous), sum over rows of d (b)."""
+
+    higher_order = True
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:  # type: ignore[override]
+        need_x, need_w = ctx.needs_input_grad[:2]
+        ctx.save_for_backward(x if need_w else None, weight if need_x else None)
+        backend, wd = x.backend, weight._data
+        out = backend.empty((x._data.shape[0], wd.shape[0]), wd.dtype)
+        backend.matmul(x._data, wd.permute(1, 0), out)
+        if bias is not None:
+            backend.zip("add", out, bias._data, out)
+        return _result(out, backend)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:  # type: ignore[override]
+        x, weight = ctx.saved_values
+        need_x, need_w, need_b = ctx.needs_input_grad
+        if is_grad_enabled():  # create_graph: the same formulas from differentiable ops
+            return (d @ weight if need_x else None, d.transpose(0, 1) @ x if need_w else None,
+                    d.sum(0) if need_b else None)
+        grad_x = d._matmul(weight) if need_x else None
+        grad_w = d._view_of(d._data.permute(1, 0))._matmul(x) if need_w else None
+        grad_b = None
+        if need_b:
+            grad_b = d._reduce("sum", 0)
+            grad_b = grad_b._view_of(grad_b._data.view(d._data.shape[1]))
+        return grad_x, grad_w, grad_b
 
 
 class Linear(Module):

@@ -18,8 +18,9 @@ from ..autograd import Function
 from ..creation import arange
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
-from .activation import log_softmax
+from .activation import fused_softmax, log_softmax
 from .common import tensor_args
+from .cross_entropy import nll
 
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -178,8 +179,20 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: bool 
     c = input.shape[_class_dim(input, "nll_loss")]
     w = _class_weight(weight, input, c, "nll_loss")
     logp, t = _batched(input, _class_target(target, input, ignore_index, "nll_loss"))
+    if _fusable(w):
+        return _unbatched(nll(logp, t, w, ignore_index, red), red, input.dims == 1)
     loss, denom, _ = _picked(logp, t, w, ignore_index)
     return _finish(loss, denom, red, input.dims == 1)
+
+
+def _fusable(weight: Tensor | None) -> bool:
+    """Whether the one-node :func:`~.cross_entropy.nll` applies (a weight that requires grad takes the composed path,
+    which differentiates it)."""
+    return weight is None or not weight.requires_grad
+
+
+def _unbatched(loss: Tensor, reduction: str, unbatched: bool) -> Tensor:
+    return loss.reshape(()) if unbatched and reduction == "none" else loss
 
 
 def _is_probability_target(target: Any, input: Tensor, name: str) -> bool:  # noqa: A002
@@ -212,9 +225,13 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
         raise ValueError(f"cross_entropy: label_smoothing must be in [0.0, 1.0], got {label_smoothing}")
     c = input.shape[cdim]
     w = _class_weight(weight, input, c, "cross_entropy")
+    probabilities = _is_probability_target(target, input, "cross_entropy")
+    if not probabilities and label_smoothing == 0 and _fusable(w):
+        lp, t = _batched(fused_softmax(input, cdim, log=True), _class_target(target, input, ignore_index, "cross_entropy"))
+        return _unbatched(nll(lp, t, w, ignore_index, red), red, input.dims == 1)
     w_b = None if w is None else w.reshape(c, *([1] * (input.dims - cdim - 1)))
     logp = log_softmax(input, cdim)
-    if _is_probability_target(target, input, "cross_entropy"):
+    if probabilities:
         p = _as_target(target, input, "cross_entropy")
         if label_smoothing > 0:
             p = p * (1.0 - label_smoothing) + label_smoothing / c

@@ -1,0 +1,104 @@
+"""The class-index negative log-likelihood as one autodiff node (``nll_loss`` and ``cross_entropy``'s common case).
+
+For log-probabilities ``logp`` of shape (N, C, d1, ...) and validated class indices ``t`` of shape (N, d1, ...):
+
+    w_i = weight[t_i] (1 without weight), 0 where t_i == ignore_index
+    loss_i = -w_i * logp[i, t_i]                   (0 where ignored, even when logp there is -inf)
+    "none": loss_i,  "sum": sum_i loss_i,  "mean": sum_i loss_i / sum_i w_i
+
+Composed from Tensor ops this is ~15 autodiff nodes (compare, mask, gather, negate, cast, two sums, divide); here it
+is one :class:`NllLoss` whose forward runs ~10 backend calls and whose backward is d loss / d logp[i, t_i] = -w_i * g_i
+(g_i the incoming gradient, divided by sum_i w_i for "mean") scattered into zeros. ``cross_entropy`` feeds it the
+fused log-softmax (:func:`~minitensor.nn.activation.fused_softmax`), whose backward turns that into
+coef_i * (softmax(x)_i - onehot(t_i)) in one more kernel. Under ``create_graph`` the backward is built from
+differentiable ops (a scatter of g * w), so second derivatives pass through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes
+from ..autodiff import Context, is_grad_enabled
+from ..tensor import Tensor, _result
+from ..tensor_data import TensorData
+from ..tensor_functions import ScatterAddInto, TensorFunction
+
+__all__ = ["NllLoss", "nll"]
+
+
+class NllLoss(TensorFunction):
+    """``nll_loss(logp, t, weight, ignore_index, reduction)`` with class dim 1 of a batched ``logp``; ``t`` int64,
+    every entry in [0, C) or ``ignore_index`` (the caller validates); ``weight`` (C,) of logp's dtype or None."""
+
+    higher_order = True
+    backward_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx: Context, logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int,  # type: ignore[override]
+                reduction: str) -> Tensor:
+        backend, lp, td = logp.backend, logp._data, t._data
+        dtype, shape = lp.dtype, td.shape
+        valid = backend.empty(shape, dtypes.bool_)
+        backend.zip("ne", td, t._lift(ignore_index)._data, valid)
+        safe = backend.empty(shape, dtypes.int64)  # ignored entries pick class 0 (then masked)
+        backend.where(valid, td, t._lift(0)._data, safe)
+        column = _as(safe, shape[:1] + (1,) + shape[1:])
+        picked = backend.empty(column.shape, dtype)
+        backend.gather(lp, 1, column, picked)
+        picked = _as(picked, shape)
+        zero = logp._lift(0.0)._data
+        w = backend.empty(shape, dtype)
+        if weight is None:
+            backend.map("id", valid, w)
+        else:
+            backend.gather(weight._data, 0, _as(safe, (safe.size,)), _as(w, (safe.size,)))
+            backend.where(valid, w, zero, w)
+        neg_w = backend.empty(shape, dtype)
+        backend.map("neg", w, neg_w)
+        backend.where(valid, picked, zero, picked)  # never multiply an ignored -inf by 0
+        loss = backend.empty(shape, dtype)
+        backend.zip("mul", picked, neg_w, loss)
+        total = None
+        if reduction != "none":
+            loss = _flat_sum(backend, loss)
+            if reduction == "mean":
+                total = _flat_sum(backend, w)
+                backend.zip("div", loss, total, loss)
+        ctx.save_for_backward(lp.shape, _result(column, backend), _result(neg_w, backend),
+                              None if total is None else _result(total, backend))
+        return _result(loss, backend)
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> tuple[Tensor, None, None, None, None]:  # type: ignore[override]
+        shape, column, neg_w, total = ctx.saved_values
+        if is_grad_enabled():  # create_graph: differentiable in grad
+            scale = grad if total is None else grad / total
+            return ScatterAddInto.apply((neg_w * scale).unsqueeze(1), shape, 1, column), None, None, None, None
+        backend, g = grad.backend, grad._data
+        if total is not None:
+            scaled = backend.empty((), g.dtype)
+            backend.zip("div", g, total._data, scaled)
+            g = scaled
+        picked = backend.empty(neg_w.shape, neg_w.dtype)
+        backend.zip("mul", neg_w._data, g, picked)
+        out = backend.zeros(shape, neg_w.dtype)
+        backend.scatter_add(_as(picked, column.shape), 1, column._data, out)
+        return _result(out, backend), None, None, None, None
+
+
+def _as(data: TensorData, shape: tuple[int, ...]) -> TensorData:
+    """A fresh contiguous buffer ``data`` read as ``shape`` (same number of elements; no checks: hot path)."""
+    return TensorData.trusted(data.storage, shape, None, data.size)
+
+
+def _flat_sum(backend: Any, data: TensorData) -> TensorData:
+    """The sum of a contiguous TensorData's elements as a fresh 0-d TensorData (one reduce over a flat view)."""
+    out = backend.empty((1,), data.dtype)
+    backend.reduce("sum", _as(data, (data.size,)), 0, out)
+    return _as(out, ())
+
+
+def nll(logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
+    """:class:`NllLoss` on batched ``logp`` (N, C, ...) and targets ``t`` (N, ...); see the module docstring."""
+    return NllLoss.apply(logp, t, weight, ignore_index, reduction)  # type: ignore[no-any-return]
