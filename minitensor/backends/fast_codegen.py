@@ -7,7 +7,7 @@ with the names filled in, import it, and let Numba cache the compiled kernels ne
 ``__pycache__``. The op-independent kernels (:mod:`minitensor.backends.fast_extra_kernels`) are
 copied the same way, as family "extra" (and the fused row kernels of
 :mod:`minitensor.backends.fast_fused_kernels` as family "fused"). The fingerprint hashes everything the compiled code
-depends on (templates, operators, the index functions, Numba/NumPy/Python versions), so a change
+depends on (templates, operators, :mod:`minitensor.backends.fast_math`, the index functions, Numba/NumPy/Python versions), so a change
 anywhere gets a fresh directory instead of stale machine code.
 
 Nothing from the cache directory is trusted blindly: family, op and compute type are checked
@@ -60,6 +60,8 @@ DEFAULT_COMPUTE = "float64"
 TEMPLATE = Path(__file__).with_name("fast_kernels.py")
 EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
 FUSED_TEMPLATE = Path(__file__).with_name("fast_fused_kernels.py")
+MATH_SOURCE = Path(__file__).with_name("fast_math.py")
+"""Not a template: the vectorisable exp/log/tanh/sigmoid the kernels import (so it is part of the fingerprint)."""
 OP_FREE_TEMPLATES = {"extra": EXTRA_TEMPLATE, "fused": FUSED_TEMPLATE}
 """The op-free families (their kernels take their types from their arguments) and the template each copies."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -84,7 +86,7 @@ def fingerprint() -> str:
     """Hash of everything generated kernels depend on."""
     digest = hashlib.sha256()
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
-    templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE)]
+    templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, MATH_SOURCE)]
     for part in (*templates, _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")

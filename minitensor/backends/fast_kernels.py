@@ -17,6 +17,9 @@ Calling conventions (all positions are storage offsets in elements, all index ar
   nonzero is True; float to int: truncation toward zero).
 * unit-stride inner loops index slices, not ``storage[pos + k]``: Numba then needs no negative-index
   check per element and LLVM vectorises the loop.
+* ``exp``, ``log``, ``tanh``, ``sigmoid`` and the backward ops built on them come from
+  :mod:`minitensor.backends.fast_math` (branch-free, so those loops vectorise too; within an ulp), the other
+  scalar functions from :mod:`minitensor.operators`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from minitensor import operators as _operators
+from minitensor.backends import fast_math as _fast_math
 from minitensor.tensor_data import index_to_position as _index_to_position
 from minitensor.tensor_data import to_index as _to_index
 
@@ -37,13 +41,21 @@ COMPUTE = "float64"
 PARALLEL = "parallel"
 
 
+VECTOR_MATH = ("exp", "log", "tanh", "sigmoid", "exp_back", "tanh_back", "sigmoid_back")
+"""Operators whose :mod:`minitensor.backends.fast_math` versions replace the ``math``-module ones in kernels."""
+
+
 def _jit_operators() -> dict:
-    """njit every scalar function of :mod:`minitensor.operators`, resolving their calls to each other."""
+    """njit every scalar function of :mod:`minitensor.operators`, resolving their calls to each other, with the
+    :data:`VECTOR_MATH` names bound to :mod:`minitensor.backends.fast_math` (so other operators calling them get
+    those too)."""
     namespace = dict(vars(_operators))
     for name, value in vars(_operators).items():
         if callable(value) and getattr(value, "__module__", None) == _operators.__name__ and hasattr(value, "__code__"):
             fn = type(value)(value.__code__, namespace, name, value.__defaults__)
             namespace[name] = njit(inline="always")(fn)
+    for name in VECTOR_MATH:
+        namespace[name] = getattr(_fast_math, name)
     return namespace
 
 

@@ -1,0 +1,281 @@
+"""Branch-free float64 ``exp``, ``log``, ``tanh`` and ``sigmoid`` that LLVM can vectorise, for the ``fast`` kernels.
+
+Numba lowers ``math.exp`` and friends to scalar libm calls, which no loop vectoriser can widen (SVML would, but
+PyPI's llvmlite is not built with it). These versions use only float arithmetic, comparisons turned into selects,
+and integer operations on the float's bits (:func:`as_bits`/:func:`from_bits`, plain LLVM bitcasts), so a kernel
+loop that inlines them becomes SIMD code. :mod:`minitensor.operators` keeps the ``math``-module versions as the
+readable reference (the ``simple`` backend uses them); :mod:`minitensor.backends.fast_kernels` rebinds its op table
+to these.
+
+Contract (checked by tests/test_fast_math.py against mpmath): results within 1 ulp of the correctly rounded value
+over the whole float64 line, subnormal inputs and results included, and NumPy's special values: ``exp``
+overflows to inf above 709.78 and underflows through the subnormals to +0; ``log`` is -inf at +-0, nan below 0 and
+inf at inf; nan in gives nan out.
+
+Method: ``exp`` reduces x = k ln2 + r with k = round(x / ln2) (the 1.5 * 2^52 shift trick, so no float-to-int
+conversion of a nan or inf can happen) and a two-part ln2 (Cody-Waite), evaluates e^r by a degree-13 Taylor
+polynomial (|r| <= ln2/2, truncation below 2^-57), and scales by 2^k as two exact powers of two built from bits (so
+results reaching the subnormals round once, correctly). ``log`` splits x = 2^k z with z in [0.7, 1.4) by bit
+operations, then log z = 2 atanh(f / (2 + f)), f = z - 1, as in fdlibm's ``__ieee754_log``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from llvmlite import ir
+from numba import njit, types
+from numba.core.extending import intrinsic
+
+# --- bit casts ------------------------------------------------------------------------------------
+
+
+def _as_bits(typingctx, x):  # type: ignore[no-untyped-def]
+    """The IEEE 754 bits of a float64 as an int64 (one LLVM bitcast: vectorises)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+as_bits: Callable[..., Any] = intrinsic(_as_bits)
+
+
+def _from_bits(typingctx, n):  # type: ignore[no-untyped-def]
+    """The float64 whose IEEE 754 bits are the int64 ``n`` (one LLVM bitcast: vectorises)."""
+    if n != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.int64), codegen
+
+
+from_bits: Callable[..., Any] = intrinsic(_from_bits)
+
+
+def _fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
+    """a * b + c rounded once (llvm.fma: one instruction where the CPU has FMA, and it vectorises)."""
+    if not (a == b == c == types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fma(*args)
+
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+fma: Callable[..., Any] = intrinsic(_fma)
+
+
+def _fdiv(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """a / b with IEEE results at b == 0 (Numba's ``/`` checks for zero and raises, a branch per element)."""
+    if not (a == b == types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fdiv(*args)
+
+    return types.float64(types.float64, types.float64), codegen
+
+
+fdiv: Callable[..., Any] = intrinsic(_fdiv)
+
+
+def _wide(typingctx, x):  # type: ignore[no-untyped-def]
+    """``x``, and ask LLVM to vectorise the function this inlines into with 512-bit registers where the CPU has
+    them (LLVM defaults to 256 on AVX-512 machines; these functions are arithmetic-bound, so wider is faster)."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        # llvmlite only names standard attributes; this string one is what clang's -mprefer-vector-width sets.
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return args[0]
+
+    return types.float64(types.float64), codegen
+
+
+wide: Callable[..., Any] = intrinsic(_wide)
+
+
+# --- exp ------------------------------------------------------------------------------------------
+
+INV_LN2 = 1.4426950408889634
+LN2_HI = 6.93147180369123816490e-01  # ln2 rounded to 32 bits: k * LN2_HI is exact for |k| < 2^21
+LN2_LO = 1.90821492927058770002e-10  # ln2 - LN2_HI
+SHIFT = 6755399441055744.0  # 1.5 * 2^52: (y + SHIFT) - SHIFT rounds y to an integer, which sits in the low bits
+SHIFT_BITS = 0x4338000000000000  # as_bits(SHIFT)
+EXP_MAX = 710.0  # above ln(DBL_MAX) = 709.78: clamping here still overflows to inf
+EXP_MIN = -746.0  # below ln(2^-1075): clamping here still underflows to 0
+TWO_M64 = 5.421010862427522e-20  # 2^-64
+INF = float("inf")
+NAN = float("nan")
+
+
+EXP_Q = (2.510037611136142e-08, 2.7620076242527254e-07, 2.7557268479724004e-06, 2.4801521321606647e-05,
+         0.00019841269863040922, 0.0013888888917197209, 0.008333333333330065, 0.041666666666624164,
+         0.16666666666666669, 0.5000000000000001)
+"""Q(r) ~ (e^r - 1 - r) / r^2 on |r| <= ln2/2 (Chebyshev fit, error 1e-16: under 2^-59 after the r^2 factor)."""
+
+
+@njit(inline="always")
+def exp_parts(x: float) -> tuple[float, float, int]:
+    """(hi, lo, k) with e^x = (hi + lo) 2^k to about 2^-60 relative, hi in [0.7, 1.42], for |x| <= 746.
+
+    x = k ln2 + r + r_lo (Cody-Waite; the reduction's rounding error kept in r_lo), then
+    e^(r + r_lo) ~ (1 + r) + (r_lo + r^2 Q(r)) with 1 + r split exactly into hi + its rounding error.
+    """
+    shifted = x * INV_LN2 + SHIFT
+    k = as_bits(shifted) - SHIFT_BITS  # round(x / ln2), in [-1077, 1077]
+    kd = shifted - SHIFT
+    t = fma(-kd, LN2_HI, x)  # exact
+    r = fma(-kd, LN2_LO, t)
+    r_lo = fma(-kd, LN2_LO, t - r)  # (t - kd LN2_LO) - r
+    q = fma(EXP_Q[0], r, EXP_Q[1])
+    q = fma(q, r, EXP_Q[2])
+    q = fma(q, r, EXP_Q[3])
+    q = fma(q, r, EXP_Q[4])
+    q = fma(q, r, EXP_Q[5])
+    q = fma(q, r, EXP_Q[6])
+    q = fma(q, r, EXP_Q[7])
+    q = fma(q, r, EXP_Q[8])
+    q = fma(q, r, EXP_Q[9])
+    hi = 1.0 + r
+    lo = fma(r * r, q, (r - (hi - 1.0)) + r_lo)  # (r - (hi - 1)) is 1 + r's rounding error, exactly
+    return hi, lo, k
+
+
+@njit(inline="always")
+def pow2(k: int) -> float:
+    """2^k for -1022 <= k <= 1023, from its bits."""
+    return from_bits((k + 1023) << 52)
+
+
+@njit(inline="always")
+def exp(x: float) -> float:
+    """e^x; inf above 709.78, subnormal then +0 below -708.4, nan for nan."""
+    x = wide(float(x))  # integer data (int64 compute) too
+    xc = EXP_MAX if x > EXP_MAX else x  # nan compares false and flows through as nan
+    xc = EXP_MIN if xc < EXP_MIN else xc
+    hi, lo, k = exp_parts(xc)
+    k1 = k >> 1  # 2^k = 2^k1 * 2^(k - k1), both normal: the first product is exact, the second rounds once
+    return ((hi + lo) * pow2(k1)) * pow2(k - k1)
+
+
+@njit(inline="always")
+def recip_one_plus_exp(y: float) -> float:
+    """1 / (1 + e^y) to within an ulp (0 for y >= 745.2, 1 for y <= -37.5, nan for nan).
+
+    With e^y = (hi + lo) 2^k and t = 2^-k this is t / (t + hi + lo): the sums are kept as double-doubles and
+    the quotient refined by one Newton step, so the only sizeable error is the final rounding.
+    """
+    yc = -40.0 if y < -40.0 else y
+    yc = -EXP_MIN if yc > -EXP_MIN else yc
+    hi, lo, k = exp_parts(yc)
+    e_hi = hi + lo  # renormalised: |e_lo| <= ulp(e_hi) / 2
+    e_lo = lo - (e_hi - hi)
+    k1 = k >> 1
+    t = pow2(-k1) * pow2(k1 - k)  # 2^-k: a subnormal or 0 only where it no longer matters in t + e^y
+    ts = pow2(-k1) * pow2(k1 - k + 64)  # t 2^64: the quotient is scaled up so its correction stays normal
+    s = t + e_hi  # two-sum: s + err = t + e_hi exactly
+    b = s - t
+    d_lo = ((t - (s - b)) + (e_hi - b)) + e_lo
+    inv = fdiv(1.0, s)
+    q = ts * inv
+    residual = fma(-q, s, ts) - q * d_lo  # ts - q (s + d_lo)
+    return fma(residual, inv, q) * TWO_M64  # exact, or one rounding into the subnormals
+
+
+# --- log ------------------------------------------------------------------------------------------
+
+SQRT1_2_BITS = 0x3FE6A09E00000000  # bits of ~sqrt(1/2), rounded down to 32 bits
+TINY = 2.2250738585072014e-308  # smallest normal float64; subnormal inputs are scaled by 2^54 first
+TWO54 = 18014398509481984.0
+LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
+      1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
+"""fdlibm's Lg1..Lg7: (log(1+f) - 2s - s R) error under 2^-58.45 with s = f / (2 + f), R = sum Lg_i s^(2i)."""
+
+
+@njit(inline="always")
+def log(x: float) -> float:
+    """natural log; -inf at +-0, nan below 0 and for nan, inf at inf."""
+    x = wide(float(x))  # integer data (int64 compute) too
+    subnormal = x < TINY
+    xs = x * TWO54 if subnormal else x
+    bits = as_bits(xs) - SQRT1_2_BITS
+    k = (bits >> 52) - (54 if subnormal else 0)  # x = 2^k z with z in [sqrt(1/2), sqrt(2))
+    z = from_bits(as_bits(xs) - ((bits >> 52) << 52))
+    f = z - 1.0
+    hfsq = 0.5 * f * f
+    s = fdiv(f, 2.0 + f)
+    z2 = s * s
+    w = z2 * z2
+    t1 = w * fma(w, fma(w, LG[5], LG[3]), LG[1])
+    t2 = z2 * fma(w, fma(w, fma(w, LG[6], LG[4]), LG[2]), LG[0])
+    dk = float(k)
+    result = s * (hfsq + t1 + t2) + dk * LN2_LO - hfsq + f + dk * LN2_HI
+    result = INF if x == INF else result
+    return result if x > 0.0 else (-INF if x == 0.0 else NAN)
+
+
+# --- tanh and sigmoid -----------------------------------------------------------------------------
+
+TANH_SMALL = 0.55  # below: odd polynomial; above: 1 - 2 / (e^2|x| + 1), no cancellation as tanh > 0.5
+TANH_P = (-2.060276537636634e-05, 8.511313685577671e-05, -0.0002346347410887237, 0.0005889360520074057,
+          -0.001455661830100716, 0.003592110378689024, -0.008863234397814355, 0.021869488493666944,
+          -0.053968253967434016, 0.13333333333332714, -0.3333333333333333)
+"""P(z) ~ (tanh(x) - x) / x^3 at z = x^2 on |x| <= 0.55 (Chebyshev fit, relative error 7e-18 on tanh)."""
+
+
+@njit(inline="always")
+def tanh(x: float) -> float:
+    """hyperbolic tangent: odd, +-1 at +-inf, nan for nan, -0 for -0."""
+    x = wide(float(x))
+    a = abs(x)
+    z = a * a
+    p = fma(TANH_P[0], z, TANH_P[1])
+    p = fma(p, z, TANH_P[2])
+    p = fma(p, z, TANH_P[3])
+    p = fma(p, z, TANH_P[4])
+    p = fma(p, z, TANH_P[5])
+    p = fma(p, z, TANH_P[6])
+    p = fma(p, z, TANH_P[7])
+    p = fma(p, z, TANH_P[8])
+    p = fma(p, z, TANH_P[9])
+    p = fma(p, z, TANH_P[10])
+    small = fma(a * z, p, a)
+    large = 1.0 - 2.0 * recip_one_plus_exp(2.0 * a)  # 2 / (e^2a + 1) <= 0.5: its error is under half an ulp here
+    t = small if a < TANH_SMALL else large  # nan takes the large branch and stays nan
+    return -t if as_bits(x) < 0 else t  # the sign bit, so tanh(-0) = -0
+
+
+@njit(inline="always")
+def sigmoid(x: float) -> float:
+    """1 / (1 + e^-x): 0 (through the subnormals) far below 0, 1 above 37.5, nan for nan."""
+    return recip_one_plus_exp(-wide(float(x)))
+
+
+@njit(inline="always")
+def sigmoid_back(x: float, d: float) -> float:
+    """d * s(x) * (1 - s(x))"""
+    s = sigmoid(x)
+    return d * s * (1.0 - s)
+
+
+@njit(inline="always")
+def exp_back(x: float, d: float) -> float:
+    """d * e^x"""
+    return d * exp(x)
+
+
+@njit(inline="always")
+def tanh_back(x: float, d: float) -> float:
+    """d * (1 - tanh(x)^2)"""
+    t = tanh(x)
+    return d * (1.0 - t * t)
