@@ -387,8 +387,11 @@ def _check_graph(order: list[tuple[Variable, History | None]]) -> None:
     for _, history in order:
         if history is None:
             continue
-        if history.ctx is None:
+        ctx = history.ctx
+        if ctx is None:
             raise GradientError(FREED_GRAPH_MESSAGE)
+        if not ctx.saved_versions:  # saved nothing (or nothing yet): nothing can have changed
+            continue
         changed = history.modified_input()
         if changed is not None:
             assert history.last_fn is not None
@@ -433,33 +436,43 @@ def run_backward(
     _check_graph(order)
     wanted = None if targets is None else {_key(var, var.history): var.unique_id for var in targets}
     found: dict[int, Any] = {}
+    pop = pending.pop
     with enable_grad() if create_graph else no_grad():
         for var, history in order:
-            key = id(history) if history is not None else -1 - var.unique_id
-            g = pending.pop(key, None)
-            if g is None:
-                continue
-            current = history is var.history
-            if current and getattr(var, "_grad_hooks", None):
-                g = _run_hooks(var, g)
-            if wanted is not None and key in wanted:
-                found[wanted[key]] = g
-            if history is None:
+            if history is None:  # a leaf: hooks, then into .grad (or the result)
+                key = -1 - var.unique_id
+                g = pop(key, None)
+                if g is None:
+                    continue
+                if var.history is None and getattr(var, "_grad_hooks", None):
+                    g = _run_hooks(var, g)
                 if wanted is None:
                     var.accumulate_grad(g)
+                elif key in wanted:
+                    found[wanted[key]] = g
                 continue
-            if current and wanted is None and getattr(var, "_retains_grad", False):
-                var._retain(g)  # type: ignore[attr-defined]
-            fn = history.last_fn
-            assert fn is not None and history.ctx is not None
+            key = id(history)
+            g = pop(key, None)
+            if g is None:
+                continue
+            if history is var.history:
+                if getattr(var, "_grad_hooks", None):
+                    g = _run_hooks(var, g)
+                if wanted is None and getattr(var, "_retains_grad", False):
+                    var._retain(g)  # type: ignore[attr-defined]
+            if wanted is not None and key in wanted:
+                found[wanted[key]] = g
+            fn, ctx = history.last_fn, history.ctx
+            assert fn is not None and ctx is not None
             if create_graph and not fn.higher_order:
                 raise HigherOrderGradError(
                     f"create_graph=True: the backward of {fn.__name__} is not differentiable, so second derivatives "
                     "through it are not supported"
                 )
-            inputs = history.inputs
-            for parent, parent_grad in fn.chain_rule(history.ctx, inputs, g):
-                parent_history = _input_history(history, parent)
+            inputs, input_histories = history.inputs, history.input_histories
+            single = len(inputs) == 1 and len(input_histories) == 1
+            for parent, parent_grad in fn.chain_rule(ctx, inputs, g):
+                parent_history = input_histories[0] if single else _input_history(history, parent)
                 pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
                 pending[pkey] = parent_grad if pkey not in pending else pending[pkey] + parent_grad
             if not retain_graph:

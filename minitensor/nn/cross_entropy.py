@@ -48,24 +48,22 @@ class NllLoss(TensorFunction):
         backend.gather(lp, 1, column, picked)
         picked = _as(picked, shape)
         zero = logp._lift(0.0)._data
-        w = backend.empty(shape, dtype)
+        w = backend.empty(shape, dtype)  # w_i, then (in place) -w_i
         if weight is None:
             backend.map("id", valid, w)
         else:
             backend.gather(weight._data, 0, _as(safe, (safe.size,)), _as(w, (safe.size,)))
             backend.where(valid, w, zero, w)
-        neg_w = backend.empty(shape, dtype)
-        backend.map("neg", w, neg_w)
+        total = _flat_sum(backend, w) if reduction == "mean" else None
+        backend.map("neg", w, w)
         backend.where(valid, picked, zero, picked)  # never multiply an ignored -inf by 0
-        loss = backend.empty(shape, dtype)
-        backend.zip("mul", picked, neg_w, loss)
-        total = None
+        loss = picked
+        backend.zip("mul", picked, w, loss)
         if reduction != "none":
             loss = _flat_sum(backend, loss)
-            if reduction == "mean":
-                total = _flat_sum(backend, w)
+            if total is not None:
                 backend.zip("div", loss, total, loss)
-        ctx.save_for_backward(lp.shape, _result(column, backend), _result(neg_w, backend),
+        ctx.save_for_backward(lp.shape, _result(column, backend), _result(w, backend),
                               None if total is None else _result(total, backend))
         return _result(loss, backend)
 

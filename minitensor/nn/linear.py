@@ -9,6 +9,7 @@ from ..autodiff import Context, is_grad_enabled
 from ..creation import empty
 from ..module import Module, Parameter
 from ..tensor import Tensor, _result
+from ..tensor_data import TensorData
 from ..tensor_functions import TensorFunction
 from . import init
 from .common import bias_bound, check_sizes, factory, tensor_args
@@ -40,6 +41,12 @@ def _fusable(x: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
     return bd.shape == (wd.shape[0],) and bd.dtype == xd.dtype and bias.backend is x.backend
 
 
+def _transposed(data: TensorData) -> TensorData:
+    """The transposed view of a 2-D TensorData."""
+    (rows, cols), (row_stride, col_stride) = data.shape, data.strides
+    return TensorData.trusted(data.storage, (cols, rows), (col_stride, row_stride), data.size)
+
+
 class Addmm(TensorFunction):
     """out = x W^T + b for x (N, in), W (out, in), b (out,) or None: one matmul (BLAS on W's transposed view) and
     one in-place add. Gradients: d W (x), d^T x (W, contiguous), sum over rows of d (b)."""
@@ -52,7 +59,7 @@ class Addmm(TensorFunction):
         ctx.save_for_backward(x if need_w else None, weight if need_x else None)
         backend, wd = x.backend, weight._data
         out = backend.empty((x._data.shape[0], wd.shape[0]), wd.dtype)
-        backend.matmul(x._data, wd.permute(1, 0), out)
+        backend.matmul(x._data, _transposed(wd), out)
         if bias is not None:
             backend.zip("add", out, bias._data, out)
         return _result(out, backend)
@@ -65,7 +72,7 @@ class Addmm(TensorFunction):
             return (d @ weight if need_x else None, d.transpose(0, 1) @ x if need_w else None,
                     d.sum(0) if need_b else None)
         grad_x = d._matmul(weight) if need_x else None
-        grad_w = d._view_of(d._data.permute(1, 0))._matmul(x) if need_w else None
+        grad_w = d._view_of(_transposed(d._data))._matmul(x) if need_w else None
         grad_b = None
         if need_b:
             grad_b = d._reduce("sum", 0)
@@ -94,7 +101,9 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
-        return linear(x, self.weight, self.bias)
+        parameters = self._parameters  # read directly: Module.__getattr__ is slower
+        weight = parameters["weight"] if "weight" in parameters else self.weight
+        return linear(x, weight, parameters["bias"] if "bias" in parameters else self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -129,9 +129,10 @@ def _class_target(target: Any, input: Tensor, ignore_index: int, name: str) -> T
             raise DTypeError(f"{name}: class targets must be integers, got dtype {array.dtype}")
     if array.shape != expected:
         raise ShapeError(f"{name}: input of shape {input.shape} needs class targets of shape {expected}, got {array.shape}")
-    array = array.astype(np.int64)
-    bad = np.argwhere((array != ignore_index) & ((array < 0) | (array >= c)))
-    if bad.size:
+    array = array.astype(np.int64, copy=False)
+    in_range = array.size and 0 <= array.min() and array.max() < c  # the common case: no search for bad entries
+    bad = None if in_range else np.argwhere((array != ignore_index) & ((array < 0) | (array >= c)))
+    if bad is not None and bad.size:
         shown = ", ".join(f"target[{', '.join(map(str, i))}]={array[tuple(i)]}" for i in bad[:10])
         more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
         raise IndexOutOfRangeError(f"{name}: class targets out of range [0, {c}) (ignore_index={ignore_index}): {shown}{more}")
