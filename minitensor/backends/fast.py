@@ -5,7 +5,9 @@ drops size-1 dims, orders and merges dims so the innermost loop is as long and a
 possible (:mod:`minitensor.backends.layout`), and picks a kernel. The kernels (template :mod:`minitensor.backends.fast_kernels`,
 instantiated per op and compute type by :mod:`minitensor.backends.fast_codegen`, and the op-free
 :mod:`minitensor.backends.fast_extra_kernels`) are compiled lazily per (op, dtypes) on first use
-and cached on disk, so later processes load them instead of compiling.
+and cached on disk, so later processes load them instead of compiling. Small calls of the common ops (under
+``TWIN_BELOW`` elements) run an exact NumPy twin instead (:mod:`minitensor.backends.fast_numpy`): the same bits, no
+compile on a first run.
 
 Values are read as int64 when every input of a map, zip, reduce, scan or matmul is an integer or
 bool tensor (exact integer arithmetic), else as float64, and converted on store to ``out``'s dtype.
@@ -23,72 +25,25 @@ import numpy as np
 from ..operators import BINARY_OPS, INTEGER_KINDS, REDUCE_OPS, UNARY_OPS
 from ..tensor_data import MAX_DIMS, TensorData, normalize_dim
 from .base import HostBackend, strided_view
-from .fast_codegen import DEFAULT_COMPUTE, kernel_module
+from .fast_codegen import DEFAULT_COMPUTE
 from .fast_fused import FusedKernels
 from .fast_launch import SERIAL_BELOW, find_kernel, launch
+from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are part of this module's interface
+    NUMPY_MATH,
+    THREADED_MATH_MIN,
+    gather_twin,
+    map_twin,
+    numpy_math,
+    reduce_twin,
+    scatter_add_twin,
+    where_twin,
+    zip_twin,
+)
 from .layout import cached, chunking, coalesce, planned_layout, row_plan
 
 BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-BLOCK = 1 << 16  # elements per L2-sized block of a multi-pass formula (sigmoid)
-THREADED_MATH_MIN = 1 << 18  # contiguous elements from which a NumPy math call is split over the Numba thread count
 
 
-def numpy_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
-    """out = 1 / (1 + e^-x), overflow-free: with t = e^-|x| (NumPy's exp), 1 / (1 + t) for x >= 0 and t / (1 + t)
-    below (the reference formula's two branches). Contiguous data goes in L2-sized blocks, the last pass a Numba
-    kernel, so memory is read and written once; other layouts take the same formula in NumPy passes."""
-    if x.flags.c_contiguous and out.flags.c_contiguous:
-        x, out = x.reshape(-1), out.reshape(-1)
-        finish = kernel_module("extra", "", DEFAULT_COMPUTE, parallel=False).sigmoid_finish_kernel
-        t = np.empty(min(BLOCK, x.size), x.dtype)
-        for start in range(0, x.size, BLOCK):
-            xb = x[start : start + BLOCK]
-            tb = t[: xb.size]
-            np.abs(xb, out=tb)
-            np.negative(tb, out=tb)
-            np.exp(tb, out=tb)
-            finish(xb, tb, out[start : start + BLOCK])
-        return
-    t = np.exp(-np.abs(x))
-    np.divide(np.where(x >= 0, 1, t), t + 1, out=out)
-
-
-NUMPY_MATH: dict[str, Callable[..., Any]] = {
-    "exp": lambda x, out: np.exp(x, out=out),
-    "log": lambda x, out: np.log(x, out=out),
-    "tanh": lambda x, out: np.tanh(x, out=out),
-    "sigmoid": numpy_sigmoid,
-}
-"""Maps NumPy's SIMD loops do several times faster than a per-element ``math`` call (float in, same float out):
-``fn(x, out)`` on NumPy views. Same results as the kernels within a few ulps, nan/inf where they have them."""
-_math_pool: Any = None
-
-
-def _quiet(fn: Callable[..., Any], x: np.ndarray, out: np.ndarray) -> None:
-    """``fn(x, out)`` with IEEE results and no warnings in a pool thread (NumPy's error state is per thread)."""
-    with np.errstate(all="ignore"):
-        fn(x, out)
-
-
-def numpy_math(fn: Callable[..., Any], x: np.ndarray, out: np.ndarray) -> None:
-    """``fn(x, out)``; a long contiguous call is split into one piece per Numba thread, run on a small thread pool
-    (NumPy's loops release the GIL), so the NumPy route uses as many cores as the kernels would."""
-    threads = numba.get_num_threads() if x.size >= THREADED_MATH_MIN else 1
-    if threads == 1 or not (x.flags.c_contiguous and out.flags.c_contiguous):
-        fn(x, out)
-        return
-    global _math_pool
-    if _math_pool is None or _math_pool._max_workers < threads:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _math_pool = ThreadPoolExecutor(threads, thread_name_prefix="minitensor-math")
-    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    bounds = [x.size * i // threads for i in range(threads + 1)]
-    pieces = [(flat_x[lo:hi], flat_out[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
-    futures = [_math_pool.submit(_quiet, fn, *piece) for piece in pieces[1:]]
-    fn(*pieces[0])
-    for future in futures:
-        future.result()
 SPLIT_MIN_LENGTH = 1 << 16  # folds at least this long into fewer outputs than threads are split
 
 
@@ -123,24 +78,28 @@ def make_reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tup
 _blas_views: dict[tuple, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]] = {}
 """(shape, byte strides) of the three NumPy views (from each storage's start) a BLAS matmul of this layout runs on."""
 _ndarray = np.ndarray
-_map_plans: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
-_zip_plans: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
-_reduce_calls: dict[tuple, tuple[Callable[..., Any], tuple]] = {}
+_map_plans: dict[tuple, tuple[Any, Any, Callable[..., Any], tuple]] = {}
+_zip_plans: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
+_reduce_calls: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
+_twins: dict[tuple, Any] = {}  # (method, dtypes, shapes, strides, dim) -> exact NumPy twin or None
 
 
-def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Callable[..., Any], tuple]:
-    """(NUMPY_MATH function or None, kernel, layout arguments) of ``map(op, a, out)``; ``out`` is not empty."""
+def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Any, Callable[..., Any], tuple]:
+    """(NUMPY_MATH function or None, exact NumPy twin or None, kernel, layout arguments) of ``map(op, a, out)``;
+    ``out`` is not empty."""
     fn = NUMPY_MATH.get(op)
     if not (a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape):
         fn = None
     parallel = out.size >= SERIAL_BELOW
-    return fn, find_kernel("map_kernel", "map", op, compute_type(a), parallel), planned_layout(out, [a])
+    kernel = find_kernel("map_kernel", "map", op, compute_type(a), parallel)
+    return fn, map_twin(op, a, out), kernel, planned_layout(out, [a])
 
 
-def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[Callable[..., Any], tuple]:
-    """(kernel, layout arguments) of ``zip(op, a, b, out)``; ``out`` is not empty."""
+def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[Any, Callable[..., Any], tuple]:
+    """(exact NumPy twin or None, kernel, layout arguments) of ``zip(op, a, b, out)``; ``out`` is not empty."""
     parallel = out.size >= SERIAL_BELOW
-    return find_kernel("zip_kernel", "zip", op, compute_type(a, b), parallel), planned_layout(out, [a, b])
+    kernel = find_kernel("zip_kernel", "zip", op, compute_type(a, b), parallel)
+    return zip_twin(op, a, b, out), kernel, planned_layout(out, [a, b])
 
 
 def compute_type(*inputs: TensorData) -> str:
@@ -169,14 +128,22 @@ def split_factor(length: int, most: int = 64) -> int:
 
 class FastBackend(FusedKernels, HostBackend):
     """Parallel Numba kernels. Like dense matmuls (BLAS), float ``exp``, ``log``, ``tanh`` and ``sigmoid`` are
-    delegated to NumPy's vectorised loops (``NUMPY_MATH``);
-    ``use_blas=False`` / ``use_numpy_math=False`` force the Numba kernels (tests, benchmarks)."""
+    delegated to NumPy's vectorised loops (``NUMPY_MATH``), and small work with an exact NumPy twin runs it
+    (:mod:`minitensor.backends.fast_numpy`); ``use_blas=False`` / ``use_numpy_math=False`` / ``use_numpy_twins=False``
+    force the Numba kernels (tests, benchmarks)."""
 
     name = "fast"
 
-    def __init__(self, use_blas: bool = True, use_numpy_math: bool = True) -> None:
+    def __init__(self, use_blas: bool = True, use_numpy_math: bool = True, use_numpy_twins: bool = True) -> None:
         self.use_blas = use_blas
         self.use_numpy_math = use_numpy_math
+        self.use_numpy_twins = use_numpy_twins
+
+    def _twin(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """The exact NumPy twin cached under ``key`` (None: run the kernel), or None when twins are off."""
+        if not self.use_numpy_twins:
+            return None
+        return cached(_twins, key, lambda: make() or False) or None
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
         if type(shape) is not tuple or len(shape) > MAX_DIMS or not all([type(n) is int and n >= 0 for n in shape]):
@@ -195,26 +162,31 @@ class FastBackend(FusedKernels, HostBackend):
             if out.size == 0:
                 return
             plan = cached(_map_plans, key, lambda: map_plan(op, a, out))
-        fn, kernel, layout = plan
-        if fn is not None and self.use_numpy_math:
+        fn, twin, kernel, layout = plan
+        if twin is not None and self.use_numpy_twins:
+            twin(a.storage, out.storage)
+        elif fn is not None and self.use_numpy_math:
             with np.errstate(all="ignore"):  # IEEE results (inf on overflow, nan below 0), no warnings: as the kernels
                 numpy_math(fn, strided_view(a), strided_view(out, writeable=True))
-            return
-        kernel(a.storage, out.storage, *layout)
+        else:
+            kernel(a.storage, out.storage, *layout)
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
-        key = (op, a.dtype, b.dtype, a.shape, a.strides, b.shape, b.strides, out.shape, out.strides)
+        key = (op, a.dtype, b.dtype, out.dtype, a.shape, a.strides, b.shape, b.strides, out.shape, out.strides)
         plan = _zip_plans.get(key)
         if plan is None:
             check_op(op, BINARY_OPS)
             if out.size == 0:
                 return
             plan = cached(_zip_plans, key, lambda: zip_plan(op, a, b, out))
-        kernel, layout = plan
-        kernel(a.storage, b.storage, out.storage, *layout)
+        twin, kernel, layout = plan
+        if twin is not None and self.use_numpy_twins:
+            twin(a.storage, b.storage, out.storage)
+        else:
+            kernel(a.storage, b.storage, out.storage, *layout)
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
-        key = (op, a.dtype, a.shape, a.strides, dim, out.strides)
+        key = (op, a.dtype, out.dtype, a.shape, a.strides, dim, out.strides)
         plan = _reduce_calls.get(key)
         if plan is None:
             check_op(op, REDUCE_OPS)
@@ -228,9 +200,12 @@ class FastBackend(FusedKernels, HostBackend):
                 return
             kernel, args = reduce_plan(a, dim, out)
             found = find_kernel(kernel, "reduce", op, compute_type(a), a.size >= SERIAL_BELOW)
-            plan = cached(_reduce_calls, key, lambda: (found, args))
-        kernel_fn, args = plan
-        kernel_fn(a.storage, out.storage, *args)
+            plan = cached(_reduce_calls, key, lambda: (reduce_twin(op, a, dim, out), found, args))
+        twin, kernel_fn, args = plan
+        if twin is not None and self.use_numpy_twins:
+            twin(a.storage, out.storage)
+        else:
+            kernel_fn(a.storage, out.storage, *args)
 
     def _reduce_split(self, op: str, a: TensorData, dim: int, out: TensorData, parts: int) -> None:
         """Long fold into few outputs: fold ``parts`` slices of ``dim`` in parallel, then fold the partials."""
@@ -281,6 +256,12 @@ class FastBackend(FusedKernels, HostBackend):
         """Element-wise like zip (cond read as nonzero); values are copied, converted only on store."""
         if out.size == 0:
             return
+        key = ("where", cond.dtype, a.dtype, b.dtype, out.dtype, cond.shape, cond.strides, a.shape, a.strides, b.shape,
+               b.strides, out.shape, out.strides)
+        twin = self._twin(key, lambda: where_twin(cond, a, b, out))
+        if twin is not None:
+            twin(cond.storage, a.storage, b.storage, out.storage)
+            return
         args = (cond.storage, a.storage, b.storage, out.storage, *planned_layout(out, [cond, a, b]))
         launch(out.size, "where_kernel", "extra", "", DEFAULT_COMPUTE, *args)
 
@@ -290,6 +271,11 @@ class FastBackend(FusedKernels, HostBackend):
             return
         a, index, out = lift_scalar(a), lift_scalar(index), lift_scalar(out)
         dim = normalize_dim(dim, out.dims)
+        key = ("gather", dim, a.dtype, out.dtype, a.shape, a.strides, index.shape, index.strides, out.strides)
+        twin = self._twin(key, lambda: gather_twin(a, dim, index, out))
+        if twin is not None:
+            twin(a.storage, index.storage, out.storage)
+            return
         # a seen with out's shape and no step along dim: the kernel adds index * stride itself.
         a_rest = TensorData(a.storage, out.shape, a.strides[:dim] + (0,) + a.strides[dim + 1 :])
         args = (a.storage, index.storage, out.storage, *planned_layout(out, [index, a_rest]), a.strides[dim])
@@ -304,6 +290,11 @@ class FastBackend(FusedKernels, HostBackend):
             return
         src, index, out = lift_scalar(src), lift_scalar(index), lift_scalar(out)
         dim = normalize_dim(dim, src.dims)
+        key = ("scatter_add", dim, src.dtype, out.dtype, src.shape, src.strides, index.shape, index.strides, out.shape, out.strides)
+        twin = self._twin(key, lambda: scatter_add_twin(src, dim, index, out))
+        if twin is not None:
+            twin(src.storage, index.storage, out.storage)
+            return
         rows, strides, n_chunks, per_chunk = row_plan(src.shape, dim, [out, src, index])
         compute = np.int64 if out.dtype.kind in INTEGER_KINDS else np.float64
         steps = (src.strides[dim], index.strides[dim], out.strides[dim])

@@ -4,7 +4,9 @@ The backend's own planning (layouts, kernel choice, parallel or serial build) ru
 copies of the call's buffers, while calls of compiled Numba functions are intercepted to note which kernel each
 launch calls with which arguments. The call is then rebound to the real buffers and checked: run on
 scratch copies, it must give bit for bit what the backend method gives, else the plan keeps calling the method.
-Dense float matmuls (BLAS through ``np.matmul``) are bound to ``np.matmul`` on fixed views of the buffers.
+Dense float matmuls (BLAS through ``np.matmul``) are bound to ``np.matmul`` on fixed views of the buffers. Calls the
+backend would give to an exact NumPy twin (small work, :mod:`minitensor.backends.fast_numpy`) are planned on its
+kernels instead (the same bits): a pre-bound kernel costs less per call than a twin, and element-wise kernels fuse.
 Nothing in :mod:`minitensor.backends.fast` is changed.
 """
 
@@ -90,10 +92,26 @@ def _rebind(launches: list[tuple[Any, tuple]], mapping: dict[int, Any], direct: 
     return run
 
 
+_kernel_backends: dict[tuple[bool, bool], Any] = {}
+
+
+def _kernel_method(op: Op) -> Callable[..., Any]:
+    """``op``'s method on a twin of its backend that runs Numba kernels where it would run an exact NumPy twin."""
+    backend: Any = op.backend
+    if not getattr(backend, "use_numpy_twins", False):
+        return op.method
+    key = (backend.use_blas, backend.use_numpy_math)
+    twin_free = _kernel_backends.get(key)
+    if twin_free is None:
+        twin_free = _kernel_backends[key] = type(backend)(*key, use_numpy_twins=False)
+    return getattr(twin_free, op.method.__name__)
+
+
 def bind_fast(op: Op) -> Call | None:
     """``op`` bound to its kernel(s) and planned arguments, or None to keep calling the backend method."""
     if type(op.backend).__name__ != "FastBackend":
         return None
+    method = _kernel_method(op)
     datas = [a for a in (*op.args, *op.kwargs.values()) if isinstance(a, TensorData)]
     if not datas or not all(isinstance(d.storage, np.ndarray) for d in datas):
         return None
@@ -106,7 +124,7 @@ def bind_fast(op: Op) -> Call | None:
     launches: list[tuple[Any, tuple]] = []
     try:
         with _recording_launches(launches), np.errstate(all="ignore"):
-            op.method(*args, **kwargs)
+            method(*args, **kwargs)
     except Exception:  # noqa: BLE001 - an unexpected planning path: keep the method
         return None
     to_real = {id(scratch[id(d.storage)]): d.storage for d in datas}

@@ -1,0 +1,269 @@
+"""NumPy routes of the ``fast`` backend: calls that need no compiled kernel.
+
+Two kinds:
+
+* **Twins** (``MAP_TWINS``, ``ZIP_TWINS``, ``REDUCE_TWINS`` and :func:`where_twin`, :func:`gather_twin`,
+  :func:`scatter_add_twin`): NumPy calls whose result equals the Numba kernel's **bit for bit** (a nan's sign and
+  payload aside: NumPy's sqrt(-1) is -nan, the kernel's +nan) for the dtypes
+  :func:`twin_dtypes` admits. They are exact because each is one correctly rounded IEEE operation (``+ - * /``, sqrt,
+  a comparison, a copy or cast) or integer arithmetic: computing a float32 ``+ - * /`` or sqrt in float64 and rounding
+  once (what the kernels do) gives the float32 result. The backend takes them for work under ``TWIN_BELOW`` elements:
+  there NumPy's ~1 microsecond call costs no more than a kernel launch, and a first run compiles no kernel for the
+  common ops (a Numba compile is ~0.3-1 s each). Larger work goes to the parallel Numba kernels; since both routes
+  give the same bits, which one ran never shows in a result. tests/test_fast_numpy.py holds each twin to that.
+* **Math** (``NUMPY_MATH``): exp, log, tanh and sigmoid on float data run NumPy's SIMD loops at every size (several
+  times faster than a per-element libm call); their results are within a few ulps of the kernels', not identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..tensor_data import TensorData
+from .fast_codegen import DEFAULT_COMPUTE, kernel_module
+
+TWIN_BELOW = 1 << 17  # elements of work under which an exact NumPy twin runs instead of a Numba kernel
+BLOCK = 1 << 16  # elements per L2-sized block of a multi-pass formula (sigmoid)
+THREADED_MATH_MIN = 1 << 18  # contiguous elements from which a NumPy math call is split over the Numba thread count
+
+F32, F64, I64, BOOL = (np.dtype(t) for t in (np.float32, np.float64, np.int64, np.bool_))
+FLOATS = (F32, F64)
+
+
+# --- twins ---------------------------------------------------------------------------------------
+
+
+def _relu(x: np.ndarray, out: np.ndarray) -> None:
+    np.maximum(x, 0, out=out)  # nan stays nan; max(-0.0, 0) is +0.0 as the kernel's (checked by the twin tests)
+
+
+def _relu_back(x: np.ndarray, d: np.ndarray, out: np.ndarray) -> None:
+    keep = x > 0  # computed before out is written: out may be x or d
+    np.copyto(out, d, where=keep)
+    np.copyto(out, 0, where=~keep)
+
+
+def _ufunc1(ufunc: np.ufunc) -> Callable[[np.ndarray, np.ndarray], None]:
+    def call(x: np.ndarray, out: np.ndarray) -> None:
+        ufunc(x, out=out)
+
+    return call
+
+
+def _ufunc2(ufunc: np.ufunc) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+    def call(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:
+        ufunc(x, y, out=out)
+
+    return call
+
+
+def _copy(x: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, x, casting="unsafe")
+
+
+MAP_TWINS: dict[str, Callable[..., None]] = {
+    "id": _copy, "neg": _ufunc1(np.negative), "sq": _ufunc1(np.square), "sqrt": _ufunc1(np.sqrt),
+    "inv": _ufunc1(np.reciprocal), "relu": _relu, "logical_not": _ufunc1(np.logical_not),
+}
+ZIP_TWINS: dict[str, Callable[..., None]] = {
+    "add": _ufunc2(np.add), "sub": _ufunc2(np.subtract), "mul": _ufunc2(np.multiply), "div": _ufunc2(np.true_divide),
+    "lt": _ufunc2(np.less), "gt": _ufunc2(np.greater), "le": _ufunc2(np.less_equal), "ge": _ufunc2(np.greater_equal),
+    "eq": _ufunc2(np.equal), "ne": _ufunc2(np.not_equal), "relu_back": _relu_back,
+}
+REDUCE_TWINS: dict[str, np.ufunc] = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+"""Integer reductions only: exact in any order (int64 wraps as the kernel's does)."""
+INT_REDUCE_START = {"sum": 0, "prod": 1, "max": np.iinfo(np.int64).min, "min": np.iinfo(np.int64).max}
+
+COMPARISONS = frozenset({"lt", "gt", "le", "ge", "eq", "ne"})
+INTEGER_EXACT = frozenset({"add", "sub", "mul", "neg", "sq"})
+"""Ops whose int64 NumPy loop wraps exactly like the kernel's int64 arithmetic."""
+QUIET = frozenset({"add", "sub", "mul", "div", "sq", "sqrt", "inv", "id"})
+"""Ops whose NumPy loops can raise floating-point warnings (overflow, 0/0, sqrt(-1), a cast to float32 overflowing):
+run under ``np.errstate(all="ignore")``, since the kernels give the same IEEE results silently."""
+
+
+def twin_dtypes(op: str, inputs: tuple[np.dtype, ...], out: np.dtype) -> bool:
+    """Whether ``op``'s twin is exact for these input dtypes and ``out`` dtype (else the kernel runs)."""
+    if op in COMPARISONS:
+        return out == BOOL and inputs[0] == inputs[1] and inputs[0] in (F32, F64, I64, BOOL)
+    if op == "logical_not":
+        return out == BOOL and inputs[0] in (F32, F64, I64, BOOL)
+    if op == "id":  # casts that are exact (or correctly rounded) in both: not float -> int, which is undefined on nan
+        (x,) = inputs
+        return x == out or (x in (BOOL, I64, F32, F64) and out in FLOATS) or (x == BOOL and out == I64) or (
+            x in (I64, F32, F64) and out == BOOL)
+    if any(x != out for x in inputs):
+        return False
+    return out in FLOATS or (out == I64 and op in INTEGER_EXACT)
+
+
+def _ignoring_fp_errors(call: Callable[..., None]) -> Callable[..., None]:
+    def quiet(*storages: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            call(*storages)
+
+    return quiet
+
+
+_ndarray = np.ndarray
+
+
+def bound_views(fn: Callable[..., None], datas: list[TensorData], quiet: bool, *extra: Any) -> Callable[..., None] | None:
+    """``fn(*views, *extra)`` as a function of the storages, each view with its TensorData's shape and strides (None
+    when NumPy cannot view one in place, e.g. a negative stride)."""
+    specs = []
+    for data in datas:
+        storage = data.storage
+        strides = tuple([s * storage.itemsize for s in data.strides])
+        try:
+            _ndarray(data.shape, storage.dtype, storage, 0, strides)
+        except (TypeError, ValueError):
+            return None
+        specs.append((data.shape, storage.dtype, strides))
+    if len(specs) == 2:
+        (s0, d0, t0), (s1, d1, t1) = specs
+
+        def call(x: np.ndarray, out: np.ndarray) -> None:
+            fn(_ndarray(s0, d0, x, 0, t0), _ndarray(s1, d1, out, 0, t1), *extra)
+    elif len(specs) == 3:
+        (s0, d0, t0), (s1, d1, t1), (s2, d2, t2) = specs
+
+        def call(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:  # type: ignore[misc]
+            fn(_ndarray(s0, d0, x, 0, t0), _ndarray(s1, d1, y, 0, t1), _ndarray(s2, d2, out, 0, t2), *extra)
+    else:
+        def call(*storages: np.ndarray) -> None:  # type: ignore[misc]
+            fn(*[_ndarray(s, d, x, 0, t) for (s, d, t), x in zip(specs, storages)], *extra)
+    return _ignoring_fp_errors(call) if quiet else call
+
+
+def map_twin(op: str, a: TensorData, out: TensorData) -> Callable[..., None] | None:
+    """``map(op, a, out)`` as an exact NumPy call of the two storages, or None."""
+    fn = MAP_TWINS.get(op)
+    if fn is None or out.size >= TWIN_BELOW or not twin_dtypes(op, (a.dtype,), out.dtype):
+        return None
+    return bound_views(fn, [a, out], op in QUIET)
+
+
+def zip_twin(op: str, a: TensorData, b: TensorData, out: TensorData) -> Callable[..., None] | None:
+    """``zip(op, a, b, out)`` as an exact NumPy call of the three storages, or None."""
+    fn = ZIP_TWINS.get(op)
+    if fn is None or out.size >= TWIN_BELOW or not twin_dtypes(op, (a.dtype, b.dtype), out.dtype):
+        return None
+    return bound_views(fn, [a, b, out], op in QUIET)
+
+
+def _reduce(ufunc: np.ufunc, start: int, dim: int) -> Callable[[np.ndarray, np.ndarray], None]:
+    def call(a: np.ndarray, out: np.ndarray) -> None:
+        ufunc.reduce(a, axis=dim, out=out, keepdims=True, initial=start)
+
+    return call
+
+
+def reduce_twin(op: str, a: TensorData, dim: int, out: TensorData) -> Callable[..., None] | None:
+    """An int64 ``reduce(op, a, dim, out)`` as an exact NumPy reduction of the two storages, or None."""
+    if op not in REDUCE_TWINS or a.size >= TWIN_BELOW or a.dtype != I64 or out.dtype != I64 or a.dims == 0:
+        return None
+    return bound_views(_reduce(REDUCE_TWINS[op], int(INT_REDUCE_START[op]), dim), [a, out], False)
+
+
+def _where(cond: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, np.where(cond, a, b))  # a temporary: out may be a or b
+
+
+def where_twin(cond: TensorData, a: TensorData, b: TensorData, out: TensorData) -> Callable[..., None] | None:
+    """``where`` as an exact NumPy call of the four storages, or None."""
+    if out.size >= TWIN_BELOW or cond.dtype != BOOL or not (a.dtype == b.dtype == out.dtype):
+        return None
+    return bound_views(_where, [cond, a, b, out], False)
+
+
+def _gather(a: np.ndarray, index: np.ndarray, out: np.ndarray, dim: int) -> None:
+    crop = a[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
+    np.copyto(out, np.take_along_axis(crop, index, axis=dim))
+
+
+def gather_twin(a: TensorData, dim: int, index: TensorData, out: TensorData) -> Callable[..., None] | None:
+    """``gather`` (indices already checked in range) as an exact NumPy copy of the three storages, or None."""
+    if out.size >= TWIN_BELOW or out.dims == 0 or not (a.dims == index.dims == out.dims) or a.dtype != out.dtype:
+        return None
+    return bound_views(_gather, [a, index, out], False, dim)
+
+
+def _scatter_add(src: np.ndarray, index: np.ndarray, out: np.ndarray, dim: int) -> None:
+    nd = index.ndim
+    grid = [index if d == dim else np.arange(n).reshape([n if i == d else 1 for i in range(nd)]) for d, n in enumerate(index.shape)]
+    np.add.at(out, tuple(grid), src)  # in index order, one rounded add at a time: the kernel's order
+
+
+def scatter_add_twin(src: TensorData, dim: int, index: TensorData, out: TensorData) -> Callable[..., None] | None:
+    """``scatter_add`` as an exact NumPy ``add.at`` of the three storages, or None."""
+    if src.size >= TWIN_BELOW or src.dims == 0 or src.shape != index.shape or src.dtype != out.dtype:
+        return None
+    if out.dtype not in (F32, F64, I64) or src.dims != out.dims:
+        return None
+    return bound_views(_scatter_add, [src, index, out], out.dtype != I64, dim)
+
+
+# --- math ------------------------------------------------------------------------------------------
+
+
+def numpy_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
+    """out = 1 / (1 + e^-x), overflow-free: with t = e^-|x| (NumPy's exp), 1 / (1 + t) for x >= 0 and t / (1 + t)
+    below (the reference formula's two branches). Contiguous data goes in L2-sized blocks, the last pass a Numba
+    kernel, so memory is read and written once; other layouts take the same formula in NumPy passes."""
+    if x.flags.c_contiguous and out.flags.c_contiguous:
+        x, out = x.reshape(-1), out.reshape(-1)
+        finish = kernel_module("extra", "", DEFAULT_COMPUTE, parallel=False).sigmoid_finish_kernel
+        t = np.empty(min(BLOCK, x.size), x.dtype)
+        for start in range(0, x.size, BLOCK):
+            xb = x[start : start + BLOCK]
+            tb = t[: xb.size]
+            np.abs(xb, out=tb)
+            np.negative(tb, out=tb)
+            np.exp(tb, out=tb)
+            finish(xb, tb, out[start : start + BLOCK])
+        return
+    t = np.exp(-np.abs(x))
+    np.divide(np.where(x >= 0, 1, t), t + 1, out=out)
+
+
+NUMPY_MATH: dict[str, Callable[..., Any]] = {
+    "exp": lambda x, out: np.exp(x, out=out),
+    "log": lambda x, out: np.log(x, out=out),
+    "tanh": lambda x, out: np.tanh(x, out=out),
+    "sigmoid": numpy_sigmoid,
+}
+"""Maps NumPy's SIMD loops do several times faster than a per-element ``math`` call (float in, same float out):
+``fn(x, out)`` on NumPy views. Same results as the kernels within a few ulps, nan/inf where they have them."""
+_math_pool: Any = None
+
+
+def _quiet(fn: Callable[..., Any], x: np.ndarray, out: np.ndarray) -> None:
+    """``fn(x, out)`` with IEEE results and no warnings in a pool thread (NumPy's error state is per thread)."""
+    with np.errstate(all="ignore"):
+        fn(x, out)
+
+
+def numpy_math(fn: Callable[..., Any], x: np.ndarray, out: np.ndarray) -> None:
+    """``fn(x, out)``; a long contiguous call is split into one piece per Numba thread, run on a small thread pool
+    (NumPy's loops release the GIL), so the NumPy route uses as many cores as the kernels would."""
+    threads = numba.get_num_threads() if x.size >= THREADED_MATH_MIN else 1
+    if threads == 1 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        fn(x, out)
+        return
+    global _math_pool
+    if _math_pool is None or _math_pool._max_workers < threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _math_pool = ThreadPoolExecutor(threads, thread_name_prefix="minitensor-math")
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    bounds = [x.size * i // threads for i in range(threads + 1)]
+    pieces = [(flat_x[lo:hi], flat_out[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+    futures = [_math_pool.submit(_quiet, fn, *piece) for piece in pieces[1:]]
+    fn(*pieces[0])
+    for future in futures:
+        future.result()
