@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import importlib.util
 import math
 import struct
 from collections.abc import Callable
@@ -200,18 +201,27 @@ def stratified_split(y: np.ndarray, test_fraction: float, seed: int) -> tuple[np
     return rng.permutation(train), rng.permutation(test)
 
 
+def sklearn_data_file(name: str) -> Path:
+    """The path of a data file scikit-learn ships (``sklearn/datasets/data/<name>``), found without importing
+    scikit-learn (which takes about a second, mostly SciPy)."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the bundled digits need scikit-learn: pip install 'minitensor[data]'")
+    path = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"scikit-learn has no bundled data file {path}")
+    return path
+
+
 def load_digits(test_fraction: float = 0.2, seed: int = 0) -> ImageDataset:
     """scikit-learn's bundled 8x8 digits (1,797 images, 16 grey levels) scaled to [0, 1].
 
     The split is stratified by class and fixed by ``seed``: with the defaults 1,438 train / 359 test.
     """
-    try:
-        from sklearn.datasets import load_digits as sk_load_digits
-    except ImportError as error:  # pragma: no cover - scikit-learn is a dev dependency
-        raise ImportError("the bundled digits need scikit-learn: pip install 'minitensor[data]'") from error
-    bunch = sk_load_digits()
-    images = (np.asarray(bunch.images, dtype=np.float32) / 16.0)[:, None, :, :]
-    labels = np.asarray(bunch.target, dtype=np.int64)
+    with gzip.open(sklearn_data_file("digits.csv.gz"), "rt") as handle:
+        table = np.loadtxt(handle, delimiter=",", dtype=np.int64)  # a row: 64 pixels (0-16), then the digit
+    images = (table[:, :64].astype(np.float32) / 16.0).reshape(-1, 1, 8, 8)
+    labels = table[:, 64]
     train, test = stratified_split(labels, test_fraction, seed)
     return ImageDataset(
         "digits", images[train], labels[train], images[test], labels[test], 10, [str(d) for d in range(10)]

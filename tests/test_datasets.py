@@ -94,6 +94,19 @@ def test_digits_split_is_stratified_fixed_and_scaled() -> None:
     assert len(small.X_train) == 100 and len(small.y_test) == 20
 
 
+def test_digits_are_scikit_learns_bundled_digits() -> None:
+    """load_digits reads scikit-learn's data file itself (no sklearn import): the same images and labels."""
+    from sklearn.datasets import load_digits as sklearn_digits
+
+    bunch = sklearn_digits()
+    d = datasets.load_digits()
+    X = np.concatenate([d.X_train, d.X_test])[:, 0] * 16.0
+    y = np.concatenate([d.y_train, d.y_test])
+    ours = sorted(zip(X.reshape(len(X), -1).astype(np.int64).tolist(), y.tolist()))
+    theirs = sorted(zip(bunch.images.reshape(len(X), -1).astype(np.int64).tolist(), bunch.target.tolist()))
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("fraction", [2, 1.0, -0.1, float("nan"), "0.2", True])
 def test_digits_rejects_bad_test_fraction(fraction: object) -> None:
     pytest.importorskip("sklearn")
