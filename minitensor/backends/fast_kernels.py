@@ -63,6 +63,8 @@ _OPS = _jit_operators()
 index_to_position = njit(inline="always")(_index_to_position)
 to_index = njit(inline="always")(_to_index)
 unary = _OPS[_operators.UNARY_OPS[UNARY].__name__]
+# unary_into(x, out.dtype): unary(x), or its cheaper float32-accurate version when the output is float32.
+unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary))
 binary = _OPS[_operators.BINARY_OPS[BINARY].__name__]
 fold = _OPS[_operators.REDUCE_OPS[REDUCE][0].__name__]
 compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kernel reads values as
@@ -136,10 +138,10 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
                 out_run = out[po : po + run]
                 a_run = a[pa : pa + run]
                 for k in range(run):
-                    out_run[k] = unary(compute(a_run[k]))
+                    out_run[k] = unary_into(compute(a_run[k]), out_run.dtype)
             else:
                 for k in range(run):
-                    out[po + k * so] = unary(compute(a[pa + k * sa]))
+                    out[po + k * so] = unary_into(compute(a[pa + k * sa]), out.dtype)
             e += run
             next_row(index, shape, strides, pos, start)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from llvmlite import ir
 from numba import njit, types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 
 # --- bit casts ------------------------------------------------------------------------------------
 
@@ -87,6 +87,38 @@ def _fdiv(typingctx, a, b):  # type: ignore[no-untyped-def]
 fdiv: Callable[..., Any] = intrinsic(_fdiv)
 
 
+def _recip_estimate(typingctx, d):  # type: ignore[no-untyped-def]
+    """1 / d to float32 precision (relative error 2^-24), as a float64: a float32 division, which the CPU does for
+    twice the lanes at the cost of one float64 division (the division is these functions' slowest step)."""
+    if d != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        single = builder.fptrunc(args[0], ir.FloatType())
+        return builder.fpext(builder.fdiv(ir.Constant(ir.FloatType(), 1.0), single), ir.DoubleType())
+
+    return types.float64(types.float64), codegen
+
+
+recip_estimate: Callable[..., Any] = intrinsic(_recip_estimate)
+
+
+def _select(typingctx, condition, a, b):  # type: ignore[no-untyped-def]
+    """``a if condition else b`` as one LLVM select: no branch and no phi in Numba's IR (a conditional expression
+    inlined two levels deep trips Numba's SSA checks), and it vectorises as a blend."""
+    kind = types.unliteral(a)
+    if condition != types.boolean or types.unliteral(b) != kind or kind not in (types.float64, types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.select(*args)
+
+    return kind(types.boolean, kind, kind), codegen
+
+
+select: Callable[..., Any] = intrinsic(_select)
+
+
 def _wide(typingctx, x):  # type: ignore[no-untyped-def]
     """``x``, and ask LLVM to vectorise the function this inlines into with 512-bit registers where the CPU has
     them (LLVM defaults to 256 on AVX-512 machines; these functions are arithmetic-bound, so wider is faster)."""
@@ -102,6 +134,13 @@ def _wide(typingctx, x):  # type: ignore[no-untyped-def]
 
 
 wide: Callable[..., Any] = intrinsic(_wide)
+
+
+@njit(inline="always")
+def recip(d: float) -> float:
+    """1 / d to about 2^-46 relative for 2^-126 < |d| < 2^127: the float32 estimate and one Newton step."""
+    r = recip_estimate(d)
+    return fma(r, fma(-d, r, 1.0), r)
 
 
 # --- exp ------------------------------------------------------------------------------------------
@@ -161,8 +200,8 @@ def pow2(k: int) -> float:
 def exp(x: float) -> float:
     """e^x; inf above 709.78, subnormal then +0 below -708.4, nan for nan."""
     x = wide(float(x))  # integer data (int64 compute) too
-    xc = EXP_MAX if x > EXP_MAX else x  # nan compares false and flows through as nan
-    xc = EXP_MIN if xc < EXP_MIN else xc
+    xc = select(x > EXP_MAX, EXP_MAX, x)  # nan compares false and flows through as nan
+    xc = select(xc < EXP_MIN, EXP_MIN, xc)
     hi, lo, k = exp_parts(xc)
     k1 = k >> 1  # 2^k = 2^k1 * 2^(k - k1), both normal: the first product is exact, the second rounds once
     return ((hi + lo) * pow2(k1)) * pow2(k - k1)
@@ -175,8 +214,8 @@ def recip_one_plus_exp(y: float) -> float:
     With e^y = (hi + lo) 2^k and t = 2^-k this is t / (t + hi + lo): the sums are kept as double-doubles and
     the quotient refined by one Newton step, so the only sizeable error is the final rounding.
     """
-    yc = -40.0 if y < -40.0 else y
-    yc = -EXP_MIN if yc > -EXP_MIN else yc
+    yc = select(y < -40.0, -40.0, y)
+    yc = select(yc > -EXP_MIN, -EXP_MIN, yc)
     hi, lo, k = exp_parts(yc)
     e_hi = hi + lo  # renormalised: |e_lo| <= ulp(e_hi) / 2
     e_lo = lo - (e_hi - hi)
@@ -186,7 +225,7 @@ def recip_one_plus_exp(y: float) -> float:
     s = t + e_hi  # two-sum: s + err = t + e_hi exactly
     b = s - t
     d_lo = ((t - (s - b)) + (e_hi - b)) + e_lo
-    inv = fdiv(1.0, s)
+    inv = recip(s)  # to 2^-46: the Newton step below makes the quotient good to the last bit
     q = ts * inv
     residual = fma(-q, s, ts) - q * d_lo  # ts - q (s + d_lo)
     return fma(residual, inv, q) * TWO_M64  # exact, or one rounding into the subnormals
@@ -207,21 +246,23 @@ def log(x: float) -> float:
     """natural log; -inf at +-0, nan below 0 and for nan, inf at inf."""
     x = wide(float(x))  # integer data (int64 compute) too
     subnormal = x < TINY
-    xs = x * TWO54 if subnormal else x
+    xs = select(subnormal, x * TWO54, x)
     bits = as_bits(xs) - SQRT1_2_BITS
-    k = (bits >> 52) - (54 if subnormal else 0)  # x = 2^k z with z in [sqrt(1/2), sqrt(2))
+    k = (bits >> 52) - select(subnormal, 54, 0)  # x = 2^k z with z in [sqrt(1/2), sqrt(2))
     z = from_bits(as_bits(xs) - ((bits >> 52) << 52))
     f = z - 1.0
     hfsq = 0.5 * f * f
-    s = fdiv(f, 2.0 + f)
+    d = 2.0 + f
+    s0 = f * recip(d)
+    s = fma(fma(-s0, d, f), recip(d), s0)  # f / d: the residual f - s0 d is exact, so s is within an ulp
     z2 = s * s
     w = z2 * z2
     t1 = w * fma(w, fma(w, LG[5], LG[3]), LG[1])
     t2 = z2 * fma(w, fma(w, fma(w, LG[6], LG[4]), LG[2]), LG[0])
     dk = float(k)
     result = s * (hfsq + t1 + t2) + dk * LN2_LO - hfsq + f + dk * LN2_HI
-    result = INF if x == INF else result
-    return result if x > 0.0 else (-INF if x == 0.0 else NAN)
+    result = select(x == INF, INF, result)
+    return select(x > 0.0, result, select(x == 0.0, -INF, NAN))
 
 
 # --- tanh and sigmoid -----------------------------------------------------------------------------
@@ -251,8 +292,8 @@ def tanh(x: float) -> float:
     p = fma(p, z, TANH_P[10])
     small = fma(a * z, p, a)
     large = 1.0 - 2.0 * recip_one_plus_exp(2.0 * a)  # 2 / (e^2a + 1) <= 0.5: its error is under half an ulp here
-    t = small if a < TANH_SMALL else large  # nan takes the large branch and stays nan
-    return -t if as_bits(x) < 0 else t  # the sign bit, so tanh(-0) = -0
+    t = select(a < TANH_SMALL, small, large)  # nan takes the large branch and stays nan
+    return select(as_bits(x) < 0, -t, t)  # the sign bit, so tanh(-0) = -0
 
 
 @njit(inline="always")
@@ -279,3 +320,102 @@ def tanh_back(x: float, d: float) -> float:
     """d * (1 - tanh(x)^2)"""
     t = tanh(x)
     return d * (1.0 - t * t)
+
+
+# --- float32 outputs ------------------------------------------------------------------------------
+# A float32 result needs only about 2^-30 relative accuracy to round to the correctly rounded float32 (or, rarely,
+# its neighbour), so kernels storing to float32 use these: the same methods with shorter polynomials (Chebyshev fits,
+# errors below 4e-10), no double-double corrections, and 2^k in one product (float32's range needs no split).
+# They still compute in float64, so inputs read from float64 data (subnormals included) are handled too.
+
+LN2 = 0.6931471805599453
+EXP32_Q = (0.0001989098115697468, 0.001393364129062974, 0.008333310934190145, 0.041666465003710317,
+           0.16666666681614514, 0.500000001345796)
+"""Q(r) ~ (e^r - 1 - r) / r^2 on |r| <= ln2/2 (error 1.7e-10 on e^r)."""
+LOG32_R = (0.2335379814775531, 0.2854995469960211, 0.4000012955186823, 0.6666666654497133)
+"""R(w) ~ (2 atanh(s) - 2s) / s^3 at w = s^2 on |s| <= 0.1716 (error 1.9e-11 on log(1+f))."""
+
+
+@njit(inline="always")
+def exp32(x: float) -> float:
+    """e^x to about 2^-32 relative (for float32 outputs: inf above 88.73 and 0 below -103.97 once stored)."""
+    x = wide(float(x))
+    xc = select(x > 90.0, 90.0, x)  # nan compares false and flows through as nan
+    xc = select(xc < -110.0, -110.0, xc)
+    shifted = xc * INV_LN2 + SHIFT
+    k = as_bits(shifted) - SHIFT_BITS  # in [-159, 130]: 2^k is a normal float64
+    r = fma(-(shifted - SHIFT), LN2, xc)
+    q = fma(EXP32_Q[0], r, EXP32_Q[1])
+    q = fma(q, r, EXP32_Q[2])
+    q = fma(q, r, EXP32_Q[3])
+    q = fma(q, r, EXP32_Q[4])
+    q = fma(q, r, EXP32_Q[5])
+    return (1.0 + fma(r * r, q, r)) * pow2(k)
+
+
+@njit(inline="always")
+def log32(x: float) -> float:
+    """natural log to about 2^-35 relative (for float32 outputs), with :func:`log`'s special values."""
+    x = wide(float(x))
+    subnormal = x < TINY
+    xs = select(subnormal, x * TWO54, x)
+    bits = as_bits(xs) - SQRT1_2_BITS
+    k = (bits >> 52) - select(subnormal, 54, 0)
+    f = from_bits(as_bits(xs) - ((bits >> 52) << 52)) - 1.0
+    s = f * recip(2.0 + f)
+    w = s * s
+    r = fma(fma(fma(LOG32_R[0], w, LOG32_R[1]), w, LOG32_R[2]), w, LOG32_R[3])
+    result = fma(float(k), LN2, fma(s * w, r, 2.0 * s))
+    result = select(x == INF, INF, result)
+    return select(x > 0.0, result, select(x == 0.0, -INF, NAN))
+
+
+@njit(inline="always")
+def tanh32(x: float) -> float:
+    """tanh to about 2^-32 relative (for float32 outputs), with :func:`tanh`'s special values.
+
+    tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k - 1) + 2^k p, p = e^r - 1 = r + r^2 Q(r): no cancellation
+    anywhere (k >= 0), so one formula serves small and large |x|, and the loop has one short dependency chain.
+    """
+    x = wide(float(x))
+    y = 2.0 * abs(x)
+    y = select(y > 40.0, 40.0, y)  # tanh(20) rounds to 1 even in float64; nan passes
+    shifted = y * INV_LN2 + SHIFT
+    k = as_bits(shifted) - SHIFT_BITS  # in [0, 58]
+    r = fma(-(shifted - SHIFT), LN2, y)
+    q = fma(EXP32_Q[0], r, EXP32_Q[1])
+    q = fma(q, r, EXP32_Q[2])
+    q = fma(q, r, EXP32_Q[3])
+    q = fma(q, r, EXP32_Q[4])
+    q = fma(q, r, EXP32_Q[5])
+    scale = pow2(k)
+    big_t = fma(scale, fma(r * r, q, r), scale - 1.0)
+    t = big_t * recip(big_t + 2.0)
+    return select(as_bits(x) < 0, -t, t)
+
+
+@njit(inline="always")
+def sigmoid32(x: float) -> float:
+    """1 / (1 + e^-x) to about 2^-31 relative (for float32 outputs), as e / (1 + e) below 0."""
+    x = wide(float(x))
+    e = exp32(-abs(x))
+    return select(x >= 0.0, 1.0, e) * recip(1.0 + e)
+
+
+FLOAT32_VERSIONS = {"exp": exp32, "log": log32, "tanh": tanh32, "sigmoid": sigmoid32}
+"""The cheaper versions a kernel uses when it stores to float32, by op name."""
+
+
+def by_output(f64: Callable[..., Any], f32: Callable[..., Any]) -> Callable[..., Any]:
+    """A function ``g(x, dtype)`` for jitted code: ``f32(x)`` when ``dtype`` (an array's ``.dtype``) is float32, else
+    ``f64(x)``, chosen while Numba compiles (no test per element)."""
+
+    def pick(x: float, dtype: Any) -> float:
+        return f64(x)
+
+    def typed(x, dtype):  # type: ignore[no-untyped-def]  # (Numba wants the implementation's signature unannotated)
+        fn = f32 if isinstance(dtype, types.DType) and dtype.dtype == types.float32 else f64
+        return lambda x, dtype: fn(x)
+
+    overload(pick, inline="always")(typed)
+    return pick
