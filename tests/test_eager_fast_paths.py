@@ -164,3 +164,52 @@ def test_linear_falls_back_and_checks_versions() -> None:
     h.add_(1.0)
     with pytest.raises(GradientError):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_mask_free_forward_gives_the_masked_bits(backend: str, weighted: bool) -> None:
+    """With no ignored target, eager mode skips the masks; the values and gradients are bit for bit those of the
+    masked forward that compiled steps record (compiled == eager exactly)."""
+    from minitensor.nn.cross_entropy import nll
+
+    rng = np.random.default_rng(6)
+    logp = F.log_softmax(mt.tensor(rng.standard_normal((6, 5)), backend=backend, dtype=mt.float32), 1).detach()
+    t = mt.tensor(rng.integers(0, 5, 6), backend=backend)
+    w = mt.tensor(rng.random(5) + 0.5, backend=backend, dtype=mt.float32) if weighted else None
+    for reduction in ("mean", "sum", "none"):
+        results = []
+        for plain in (False, True):
+            x = logp.clone().requires_grad_()
+            loss = nll(x, t, w, -100, reduction, plain)
+            loss.backward(mt.ones_like(loss) * 0.7)
+            results.append((loss.to_numpy(), x.grad.to_numpy()))
+        np.testing.assert_array_equal(results[0][0], results[1][0])
+        np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_changing_the_targets_before_backward_raises() -> None:
+    x = mt.tensor(np.random.default_rng(7).standard_normal((3, 4)), requires_grad=True)
+    t = mt.tensor([0, 3, 1])
+    loss = F.cross_entropy(x, t)
+    t.add_(1)  # PyTorch: "one of the variables needed for gradient computation has been modified by an inplace operation"
+    with pytest.raises(GradientError):
+        loss.backward()
+
+
+def test_compiled_step_with_ignored_targets_after_tracing() -> None:
+    """The trace sees no ignored target; a later call with some must still mask them (as eager does)."""
+    rng = np.random.default_rng(8)
+    w = mt.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
+
+    def step(x: mt.Tensor, t: mt.Tensor) -> mt.Tensor:
+        loss = F.cross_entropy(x @ w, t)
+        w.grad = None
+        loss.backward()
+        return loss
+
+    compiled = mt.compile(step)
+    for t in ([0, 1, 2, 1, 0], [0, -100, 2, -100, 1], [2, 2, -100, 0, 1]):
+        x = mt.tensor(rng.standard_normal((5, 4)).astype(np.float32))
+        want, want_grad = step(x, mt.tensor(t)).item(), w.grad.to_numpy()
+        assert compiled(x, mt.tensor(t)).item() == want
+        np.testing.assert_array_equal(w.grad.to_numpy(), want_grad)

@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import dtypes
 from ..autodiff import Context, is_grad_enabled
+from ..compiler.capture import active
 from ..tensor import Tensor, _result
 from ..tensor_data import TensorData
 from ..tensor_functions import ScatterAddInto, TensorFunction
@@ -36,9 +37,11 @@ class NllLoss(TensorFunction):
 
     @staticmethod
     def forward(ctx: Context, logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int,  # type: ignore[override]
-                reduction: str) -> Tensor:
+                reduction: str, plain: bool = False) -> Tensor:
         backend, lp, td = logp.backend, logp._data, t._data
         dtype, shape = lp.dtype, td.shape
+        if plain:  # no entry is ignored: the masks below would change nothing, so they are left out (same bits)
+            return _plain_forward(ctx, logp, t, weight, reduction)
         valid = backend.empty(shape, dtypes.bool_)
         backend.zip("ne", td, t._lift(ignore_index)._data, valid)
         safe = backend.empty(shape, dtypes.int64)  # ignored entries pick class 0 (then masked)
@@ -57,19 +60,14 @@ class NllLoss(TensorFunction):
         total = _flat_sum(backend, w) if reduction == "mean" else None
         backend.map("neg", w, w)
         backend.where(valid, picked, zero, picked)  # never multiply an ignored -inf by 0
-        loss = picked
-        backend.zip("mul", picked, w, loss)
-        if reduction != "none":
-            loss = _flat_sum(backend, loss)
-            if total is not None:
-                backend.zip("div", loss, total, loss)
+        loss = _reduced(backend, picked, w, total, reduction)
         ctx.save_for_backward(lp.shape, _result(column, backend), _result(w, backend),
                               None if total is None else _result(total, backend))
         return _result(loss, backend)
 
     @staticmethod
     def backward(ctx: Context, grad: Tensor) -> tuple[Tensor, None, None, None, None]:  # type: ignore[override]
-        shape, column, neg_w, total = ctx.saved_values
+        shape, column, neg_w, total = ctx.saved_values[:4]  # (plain: the targets follow, for their version check)
         if is_grad_enabled():  # create_graph: differentiable in grad
             scale = grad if total is None else grad / total
             return ScatterAddInto.apply((neg_w * scale).unsqueeze(1), shape, 1, column), None, None, None, None
@@ -85,6 +83,48 @@ class NllLoss(TensorFunction):
         return _result(out, backend), None, None, None, None
 
 
+def _plain_forward(ctx: Context, logp: Tensor, t: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    """NllLoss's forward when every target is a class: no compare, masks or safe copy of the targets; the weights
+    are a broadcast -1 and the "mean" denominator the count N (exact, as the sum of N ones) without weight."""
+    backend, lp, td = logp.backend, logp._data, t._data
+    dtype, shape, n = lp.dtype, td.shape, td.size
+    column = td.unsqueeze(1)
+    picked = backend.empty(column.shape, dtype)
+    backend.gather(lp, 1, column, picked)
+    picked = _as(picked, shape)
+    total = None
+    if weight is None:
+        minus_one = logp._lift(-1.0)._data
+        w = TensorData.trusted(minus_one.storage, shape, (0,) * len(shape), n)
+        if reduction == "mean":
+            total = logp._lift(float(n))._data
+    else:
+        w = backend.empty(shape, dtype)
+        backend.gather(weight._data, 0, td.view(n) if td.is_contiguous() else _as(_copy(backend, td), (n,)), _as(w, (n,)))
+        total = _flat_sum(backend, w) if reduction == "mean" else None
+        backend.map("neg", w, w)
+    loss = _reduced(backend, picked, w, total, reduction)
+    ctx.save_for_backward(lp.shape, t._view_of(column), t._view_of(w), None if total is None else t._view_of(total), t)
+    return _result(loss, backend)
+
+
+def _copy(backend: Any, data: TensorData) -> TensorData:
+    out = backend.empty(data.shape, data.dtype)
+    backend.map("id", data, out)
+    return out
+
+
+def _reduced(backend: Any, picked: TensorData, neg_w: TensorData, total: TensorData | None, reduction: str) -> TensorData:
+    """picked * -w (in place), then summed, and divided by ``total`` for "mean"."""
+    backend.zip("mul", picked, neg_w, picked)
+    if reduction == "none":
+        return picked
+    loss = _flat_sum(backend, picked)
+    if total is not None:
+        backend.zip("div", loss, total, loss)
+    return loss
+
+
 def _as(data: TensorData, shape: tuple[int, ...]) -> TensorData:
     """A fresh contiguous buffer ``data`` read as ``shape`` (same number of elements; no checks: hot path)."""
     return TensorData.trusted(data.storage, shape, None, data.size)
@@ -97,6 +137,9 @@ def _flat_sum(backend: Any, data: TensorData) -> TensorData:
     return _as(out, ())
 
 
-def nll(logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int, reduction: str) -> Tensor:
-    """:class:`NllLoss` on batched ``logp`` (N, C, ...) and targets ``t`` (N, ...); see the module docstring."""
-    return NllLoss.apply(logp, t, weight, ignore_index, reduction)  # type: ignore[no-any-return]
+def nll(logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int, reduction: str, plain: bool = False) -> Tensor:
+    """:class:`NllLoss` on batched ``logp`` (N, C, ...) and targets ``t`` (N, ...); see the module docstring.
+
+    ``plain`` (no target equals ``ignore_index``, as the caller's host-side check found) takes the mask-free forward,
+    except while :func:`minitensor.compile` records a step: its replays see other targets, so the masks stay."""
+    return NllLoss.apply(logp, t, weight, ignore_index, reduction, plain and active() is None)  # type: ignore[no-any-return]

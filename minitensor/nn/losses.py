@@ -108,8 +108,9 @@ def _class_weight(weight: Any, input: Tensor, c: int, name: str) -> Tensor | Non
     return w
 
 
-def _class_target(target: Any, input: Tensor, ignore_index: int, name: str) -> Tensor:  # noqa: A002
-    """Integer class indices of shape input.shape without the class dim, each in [0, C) or ``ignore_index``."""
+def _class_target(target: Any, input: Tensor, ignore_index: int, name: str) -> tuple[Tensor, bool]:  # noqa: A002
+    """Integer class indices of shape input.shape without the class dim, each in [0, C) or ``ignore_index``, and
+    whether none of them is ignored (every entry a class: the one-node loss can skip its masks in eager mode)."""
     cdim = 0 if input.dims == 1 else 1
     c, expected = input.shape[cdim], input.shape[:cdim] + input.shape[cdim + 1 :]
     if isinstance(target, Tensor):
@@ -130,15 +131,16 @@ def _class_target(target: Any, input: Tensor, ignore_index: int, name: str) -> T
     if array.shape != expected:
         raise ShapeError(f"{name}: input of shape {input.shape} needs class targets of shape {expected}, got {array.shape}")
     array = array.astype(np.int64, copy=False)
-    in_range = array.size and 0 <= array.min() and array.max() < c  # the common case: no search for bad entries
+    in_range = bool(array.size) and 0 <= array.min() and array.max() < c  # the common case: no search for bad entries
+    plain = in_range and not (0 <= ignore_index < c and bool((array == ignore_index).any()))
     bad = None if in_range else np.argwhere((array != ignore_index) & ((array < 0) | (array >= c)))
     if bad is not None and bad.size:
         shown = ", ".join(f"target[{', '.join(map(str, i))}]={array[tuple(i)]}" for i in bad[:10])
         more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
         raise IndexOutOfRangeError(f"{name}: class targets out of range [0, {c}) (ignore_index={ignore_index}): {shown}{more}")
     if isinstance(target, Tensor):
-        return _on(target, input, dtypes.int64)
-    return Tensor(input.backend.from_numpy(array), input.backend)
+        return _on(target, input, dtypes.int64), plain
+    return Tensor(input.backend.from_numpy(array), input.backend), plain
 
 
 def _picked(logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -179,9 +181,10 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: bool 
     red = _reduction(reduction, size_average, reduce)
     c = input.shape[_class_dim(input, "nll_loss")]
     w = _class_weight(weight, input, c, "nll_loss")
-    logp, t = _batched(input, _class_target(target, input, ignore_index, "nll_loss"))
+    t, plain = _class_target(target, input, ignore_index, "nll_loss")
+    logp, t = _batched(input, t)
     if _fusable(w):
-        return _unbatched(nll(logp, t, w, ignore_index, red), red, input.dims == 1)
+        return _unbatched(nll(logp, t, w, ignore_index, red, plain), red, input.dims == 1)
     loss, denom, _ = _picked(logp, t, w, ignore_index)
     return _finish(loss, denom, red, input.dims == 1)
 
@@ -228,8 +231,9 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     w = _class_weight(weight, input, c, "cross_entropy")
     probabilities = _is_probability_target(target, input, "cross_entropy")
     if not probabilities and label_smoothing == 0 and _fusable(w):
-        lp, t = _batched(fused_softmax(input, cdim, log=True), _class_target(target, input, ignore_index, "cross_entropy"))
-        return _unbatched(nll(lp, t, w, ignore_index, red), red, input.dims == 1)
+        t, plain = _class_target(target, input, ignore_index, "cross_entropy")
+        lp, t = _batched(fused_softmax(input, cdim, log=True), t)
+        return _unbatched(nll(lp, t, w, ignore_index, red, plain), red, input.dims == 1)
     w_b = None if w is None else w.reshape(c, *([1] * (input.dims - cdim - 1)))
     logp = log_softmax(input, cdim)
     if probabilities:
@@ -241,7 +245,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
             return -terms.sum(cdim)
         total = -terms.sum()
         return total / (input.numel() // c) if red == "mean" else total
-    lp, t = _batched(logp, _class_target(target, input, ignore_index, "cross_entropy"))
+    lp, t = _batched(logp, _class_target(target, input, ignore_index, "cross_entropy")[0])
     loss, denom, valid = _picked(lp, t, w, ignore_index)
     if label_smoothing > 0:
         every = lp if w_b is None else lp * w_b
