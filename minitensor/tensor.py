@@ -201,7 +201,7 @@ class Tensor(
         dtype = self._data.dtype if dtype is None else dtype
         number = type(value) is float or type(value) is int
         # Only host storage (device arrays die with their context); -0.0 == 0.0, so zeros are keyed by their sign too.
-        cacheable = number and isinstance(self.backend, HostBackend)
+        cacheable = number and _is_host(self.backend)
         if cacheable:
             key = (self.backend, dtype, value, math.copysign(1.0, value) if value == 0 else 1.0)
             constant = _constants.get(key)
@@ -313,7 +313,7 @@ class Tensor(
                 raise GradientError(
                     f"backward() without a gradient needs a tensor with one element, got shape {self.shape}; pass gradient="
                 )
-            return self._lift(np.ones(self.shape))
+            return _result(self.backend.from_numpy(np.ones(self.shape, self._data.dtype)), self.backend)
         if not isinstance(gradient, Tensor):
             gradient = self._lift(gradient)
         if gradient.shape != self.shape:
@@ -475,6 +475,16 @@ class Tensor(
 
 
 _new = object.__new__
+_host_types: dict[type, bool] = {}
+
+
+def _is_host(backend: Backend) -> bool:
+    """``isinstance(backend, HostBackend)``, cached per class (an ABC isinstance is slow on a hot path)."""
+    kind = type(backend)
+    host = _host_types.get(kind)
+    if host is None:
+        host = _host_types[kind] = isinstance(backend, HostBackend)
+    return host
 
 
 def _result(data: TensorData, backend: Backend) -> Tensor:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from copy import deepcopy
@@ -22,7 +23,7 @@ from ..autodiff import enable_grad, no_grad
 from ..backends import get_backend
 from ..compiler.capture import add_guard, host_step
 from ..errors import BackendError, DTypeError, ShapeError
-from ..tensor import Tensor
+from ..tensor import Tensor, _result
 from ..tensor_data import TensorData
 
 __all__ = ["Optimizer", "required"]
@@ -47,17 +48,19 @@ def _lift(like: Tensor, value: Any) -> Tensor:
 
 def zip_(op: str, a: Tensor, b: Any, out: Tensor | None = None) -> Tensor:
     """``out = a <op> b`` element-wise (``b`` a tensor or number), written into ``out`` (a fresh tensor when None)."""
+    backend, data = a.backend, a._data
     if out is None:
-        out = Tensor(a.backend.empty(a.shape, a.dtype), a.backend)
-    a.backend.zip(op, a._data, _lift(a, b)._data, out._data)
+        out = _result(backend.empty(data.shape, data.dtype), backend)
+    backend.zip(op, data, (b if isinstance(b, Tensor) else a._lift(float(b)))._data, out._data)
     return out
 
 
 def map_(op: str, a: Tensor, out: Tensor | None = None) -> Tensor:
     """``out = op(a)`` element-wise, written into ``out`` (a fresh tensor when None)."""
+    backend, data = a.backend, a._data
     if out is None:
-        out = Tensor(a.backend.empty(a.shape, a.dtype), a.backend)
-    a.backend.map(op, a._data, out._data)
+        out = _result(backend.empty(data.shape, data.dtype), backend)
+    backend.map(op, data, out._data)
     return out
 
 
@@ -264,8 +267,8 @@ class Optimizer:
             storage = buffer._data.storage
             views = {name: Tensor(TensorData(storage[i:], ()), p.backend) for i, name in enumerate(names)}
             cached = (names, buffer, views, None)
-        raw = np.array(numbers, dtype=p.dtype).tobytes()
-        if cached[3] != raw:  # the same bits as last step (a constant lr) need no write
+        raw = struct.pack(f"{len(numbers)}d", *numbers)  # float64 bits: equal bits give equal values in p's dtype
+        if cached[3] != raw:  # the same numbers as last step (a constant lr) need no write
             p.backend.write_values(cached[1]._data, numbers)
             cached = (*cached[:3], raw)
         self._scalar_buffers[p] = cached
