@@ -14,7 +14,7 @@ from typing import Any
 from ..autodiff import Context, is_grad_enabled
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
-from ..tensor import Tensor
+from ..tensor import Tensor, _result
 from ..tensor_functions import TensorFunction
 from .common import tensor_args
 
@@ -56,7 +56,7 @@ class FusedSoftmax(TensorFunction):
     def forward(ctx: Context, x: Tensor, dim: int, log: bool, scale: float, causal: bool) -> Tensor:  # type: ignore[override]
         out = x.backend.empty(x.shape, x.dtype)
         x.backend.softmax(x._data, dim, out, log, scale, causal)
-        y = Tensor(out, x.backend)
+        y = _result(out, x.backend)
         ctx.save_for_backward(y, dim, log, scale)
         return y
 
@@ -68,7 +68,7 @@ class FusedSoftmax(TensorFunction):
             return gx * scale if scale != 1.0 else gx
         out = y.backend.empty(y.shape, y.dtype)
         y.backend.softmax_backward(grad._data, y._data, dim, out, log, scale)
-        return Tensor(out, y.backend)
+        return _result(out, y.backend)
 
 
 def fused_softmax(x: Tensor, dim: int, log: bool = False, scale: float = 1.0, causal: bool = False) -> Tensor:

@@ -71,12 +71,27 @@ class Addmm(TensorFunction):
         if is_grad_enabled():  # create_graph: the same formulas from differentiable ops
             return (d @ weight if need_x else None, d.transpose(0, 1) @ x if need_w else None,
                     d.sum(0) if need_b else None)
-        grad_x = d._matmul(weight) if need_x else None
-        grad_w = d._view_of(_transposed(d._data))._matmul(x) if need_w else None
+        backend, dd = d.backend, d._data
+        grad_x = grad_w = None
+        if need_x:  # d W
+            wd = weight._data
+            if wd.dtype == dd.dtype and weight.backend is backend:
+                grad_x = _result(backend.empty((dd.shape[0], wd.shape[1]), dd.dtype), backend)
+                backend.matmul(dd, wd, grad_x._data)
+            else:  # the general route (promotion, backend check)
+                grad_x = d._matmul(weight)
+        if need_w:  # d^T x
+            xd = x._data
+            if xd.dtype == dd.dtype and x.backend is backend:
+                grad_w = _result(backend.empty((dd.shape[1], xd.shape[1]), dd.dtype), backend)
+                backend.matmul(_transposed(dd), xd, grad_w._data)
+            else:
+                grad_w = d._view_of(_transposed(dd))._matmul(x)
         grad_b = None
         if need_b:
-            grad_b = d._reduce("sum", 0)
-            grad_b = grad_b._view_of(grad_b._data.view(d._data.shape[1]))
+            out = backend.empty((1, dd.shape[1]), dd.dtype)
+            backend.reduce("sum", dd, 0, out)
+            grad_b = _result(TensorData.trusted(out.storage, (dd.shape[1],), None, out.size), backend)
         return grad_x, grad_w, grad_b
 
 
