@@ -39,9 +39,10 @@ def _close(ours: mt.Tensor, theirs: torch.Tensor) -> None:
 @pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
 def test_class_index_losses_match_torch(backend: str, loss: str) -> None:
     rng = np.random.default_rng(0)
-    shapes = SHAPES if backend != "cuda" else SHAPES[:1]
+    cuda = backend == "cuda"  # the simulator is slow: the same kernels run on fewer cases
     for (shape, tshape), reduction, weighted, ignore_index in itertools.product(
-        shapes, ("mean", "sum", "none"), (False, True), (-100, 1)
+        SHAPES[:1] if cuda else SHAPES, ("mean", "none") if cuda else ("mean", "sum", "none"), (False, True),
+        (-100,) if cuda else (-100, 1),
     ):
         x = rng.standard_normal(shape)
         t = _targets(rng, tshape, ignore_index)
@@ -84,7 +85,7 @@ def test_composed_cases_match_torch(backend: str, case: str) -> None:
         t_np = rng.random((3, 4, 2))
         t_np /= t_np.sum(1, keepdims=True)
     w = rng.random(4) + 0.5
-    for reduction in ("mean", "sum", "none"):
+    for reduction in ("mean", "sum", "none") if backend != "cuda" else ("mean",):
         ours, theirs = _pair(x, backend)
         kw = dict(reduction=reduction, label_smoothing=smoothing)
         got = F.cross_entropy(ours, mt.tensor(t_np, backend=backend), weight=mt.tensor(w, backend=backend), **kw)
