@@ -34,6 +34,7 @@ from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are p
     gather_twin,
     map_twin,
     numpy_math,
+    reduce_math,
     reduce_twin,
     scatter_add_twin,
     where_twin,
@@ -80,7 +81,7 @@ _blas_views: dict[tuple, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]] = 
 _ndarray = np.ndarray
 _map_plans: dict[tuple, tuple[Any, Any, Callable[..., Any], tuple]] = {}
 _zip_plans: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
-_reduce_calls: dict[tuple, tuple[Any, Callable[..., Any], tuple]] = {}
+_reduce_calls: dict[tuple, tuple[Any, Any, Callable[..., Any], tuple]] = {}
 _twins: dict[tuple, Any] = {}  # (method, dtypes, shapes, strides, dim) -> exact NumPy twin or None
 
 
@@ -200,10 +201,12 @@ class FastBackend(FusedKernels, HostBackend):
                 return
             kernel, args = reduce_plan(a, dim, out)
             found = find_kernel(kernel, "reduce", op, compute_type(a), a.size >= SERIAL_BELOW)
-            plan = cached(_reduce_calls, key, lambda: (reduce_twin(op, a, dim, out), found, args))
-        twin, kernel_fn, args = plan
+            plan = cached(_reduce_calls, key, lambda: (reduce_twin(op, a, dim, out), reduce_math(op, a, dim, out), found, args))
+        twin, math_route, kernel_fn, args = plan
         if twin is not None and self.use_numpy_twins:
             twin(a.storage, out.storage)
+        elif math_route is not None and self.use_numpy_math:
+            math_route(a.storage, out.storage)
         else:
             kernel_fn(a.storage, out.storage, *args)
 

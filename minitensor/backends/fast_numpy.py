@@ -11,8 +11,10 @@ Two kinds:
   there NumPy's ~1 microsecond call costs no more than a kernel launch, and a first run compiles no kernel for the
   common ops (a Numba compile is ~0.3-1 s each). Larger work goes to the parallel Numba kernels; since both routes
   give the same bits, which one ran never shows in a result. tests/test_fast_numpy.py holds each twin to that.
-* **Math** (``NUMPY_MATH``): exp, log, tanh and sigmoid on float data run NumPy's SIMD loops at every size (several
-  times faster than a per-element libm call); their results are within a few ulps of the kernels', not identical.
+* **Math** (``NUMPY_MATH``, :func:`reduce_math`): exp, log, tanh and sigmoid on float data run NumPy's SIMD loops at
+  every size (several times faster than a per-element libm call), and small float sums and products one NumPy
+  reduction (no compile); their results are within a few ulps of the kernels', not identical. The backend's
+  ``use_numpy_math`` switch covers them (and the fused softmax's small NumPy route).
 """
 
 from __future__ import annotations
@@ -209,6 +211,56 @@ def scatter_add_twin(src: TensorData, dim: int, index: TensorData, out: TensorDa
 
 
 # --- math ------------------------------------------------------------------------------------------
+
+
+def _float_fold(ufunc: np.ufunc, dim: int) -> Callable[[np.ndarray, np.ndarray], None]:
+    def call(a: np.ndarray, out: np.ndarray) -> None:
+        np.copyto(out, ufunc.reduce(a, axis=dim, dtype=np.float64, keepdims=True), casting="unsafe")
+
+    return call
+
+
+def reduce_math(op: str, a: TensorData, dim: int, out: TensorData) -> Callable[..., None] | None:
+    """A small float ``sum``/``prod`` as one NumPy reduction in float64 (the kernels' accumulator type; NumPy adds
+    pairwise, the kernel in its vectorised order: equal within rounding, not bit for bit), or None."""
+    if op not in ("sum", "prod") or a.size >= TWIN_BELOW or a.dims == 0 or a.dtype not in FLOATS:
+        return None
+    return bound_views(_float_fold(np.add if op == "sum" else np.multiply, dim), [a, out], True)
+
+
+def _causal_mask(shape: tuple[int, ...]) -> np.ndarray:
+    """True above the diagonal of the last two dims: the entries causal attention hides."""
+    rows, cols = shape[-2], shape[-1]
+    return np.arange(cols)[None, :] > np.arange(rows)[:, None]
+
+
+def numpy_softmax(a: np.ndarray, out: np.ndarray, dim: int, log: bool, scale: float, causal: bool) -> None:
+    """The fused softmax's contract (``Backend.softmax``) in float64 NumPy passes, for small inputs: the shift by the
+    row max (nan ignored; a row whose max is +-inf becomes nan), then exp and the row sum."""
+    x = np.multiply(a, scale, dtype=np.float64)
+    hidden = _causal_mask(a.shape) if causal else None
+    if hidden is not None:
+        x[..., hidden] = -np.inf
+    top = np.fmax.reduce(x, axis=dim, keepdims=True, initial=-np.inf)
+    top[np.isinf(top)] = np.nan
+    x -= top
+    if hidden is not None:
+        x[..., hidden] = -np.inf
+    e = np.exp(x)
+    total = e.sum(axis=dim, keepdims=True)
+    np.copyto(out, x - np.log(total) if log else e / total, casting="unsafe")
+
+
+def numpy_softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, dim: int, log: bool, scale: float) -> None:
+    """``Backend.softmax_backward`` in float64 NumPy passes: scale * y * (g - sum(g y)), or for log_softmax's
+    result y, scale * (g - exp(y) sum(g))."""
+    g64 = g.astype(np.float64)
+    y64 = y.astype(np.float64)
+    if log:
+        grad = g64 - np.exp(y64) * g64.sum(axis=dim, keepdims=True)
+    else:
+        grad = y64 * (g64 - (g64 * y64).sum(axis=dim, keepdims=True))
+    np.copyto(out, grad * scale if scale != 1.0 else grad, casting="unsafe")
 
 
 def numpy_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
