@@ -344,35 +344,52 @@ def _key(var: Any, history: History | None) -> int:
     return id(history) if history is not None else -1 - var.unique_id
 
 
+_PLAIN = frozenset({int, float, bool, str, tuple, type(None)})
+"""Types of Function arguments that are never variables (dims, flags, shapes)."""
+
+
+def _requires_grad(value: Any) -> bool:
+    """A Tensor's flag (its attribute, not the property), else ``requires_grad`` if the value has one."""
+    flag = getattr(value, "_requires_grad", None)
+    return bool(getattr(value, "requires_grad", False)) if flag is None else flag
+
+
 def topological_sort(*roots: Variable) -> list[tuple[Variable, History | None]]:
     """Non-leaf-first order of the graph behind ``roots`` (every node before its inputs), without recursion.
 
     A node is (variable, the History it had when it was used): an in-place op that later rebased the variable does
-    not change the graph of results computed before it.
+    not change the graph of results computed before it. Leaves are the variables without History that require grad.
     """
     order: list[tuple[Variable, History | None]] = []
     visited: set[int] = set()
+    seen, emit = visited.add, order.append
     stack: list[tuple[Variable, History | None, bool]] = [(root, root.history, False) for root in roots]
+    pop, push = stack.pop, stack.append
     while stack:
-        var, history, expanded = stack.pop()
+        var, history, expanded = pop()
         if expanded:
-            order.append((var, history))
+            emit((var, history))
             continue
-        key = id(history) if history is not None else -1 - var.unique_id  # _key, inlined (it runs per edge)
+        if history is None:  # a leaf has no inputs: it is finished as soon as it is reached
+            key = -1 - var.unique_id  # _key, inlined (it runs per edge)
+            if key not in visited:
+                seen(key)
+                emit((var, None))
+            continue
+        key = id(history)
         if key in visited:
             continue
-        visited.add(key)
-        stack.append((var, history, True))
-        if history is not None:
-            inputs, input_histories = history.inputs, history.input_histories
-            full = len(input_histories) == len(inputs)
-            for i, parent in enumerate(inputs):
-                parent_history = input_histories[i] if full else history.input_history(i)
-                if parent_history is not None:
-                    if id(parent_history) not in visited:
-                        stack.append((parent, parent_history, False))
-                elif getattr(parent, "requires_grad", False) and -1 - parent.unique_id not in visited:
-                    stack.append((parent, None, False))
+        seen(key)
+        push((var, history, True))
+        inputs, input_histories = history.inputs, history.input_histories
+        if len(input_histories) != len(inputs):
+            input_histories = tuple([history.input_history(i) for i in range(len(inputs))])
+        for parent, parent_history in zip(inputs, input_histories):
+            if parent_history is not None:
+                if id(parent_history) not in visited:
+                    push((parent, parent_history, False))
+            elif type(parent) not in _PLAIN and _requires_grad(parent) and -1 - parent.unique_id not in visited:
+                push((parent, None, False))
     order.reverse()
     return order
 
