@@ -15,7 +15,8 @@ Two measurements, each a median over repeats after a warm-up (which pays for JIT
 * ``gpt step``: seconds per training step (forward, cross-entropy, backward, gradient clipping, AdamW) of
   ``projects/run_gpt.py``'s default character-level GPT on random tokens, and tokens/s, with the project's
   thread settings (``--gpt-threads``, default 1 for Numba and BLAS); PyTorch's twin (same layers, sizes and
-  optimizer) with its default threads and with the same thread count. ``--gpt-only`` runs just this row.
+  optimizer) with its default threads and with the same thread count; the same step ``minitensor.compile``d.
+  ``--gpt-only`` runs just this row.
 * ``--after-torch``: only the fast backend's MLP step, in a fresh process and in a fresh process where PyTorch ran a
   parallel matmul before minitensor was imported (PyTorch's OpenMP runtime started first), and their ratio.
 
@@ -198,8 +199,9 @@ def gpt_sizes() -> dict[str, int]:
             "batch": run_gpt.DEFAULT_BATCH}
 
 
-def gpt_step_fn(backend: str) -> Callable[[], None]:
-    """One run_gpt.py training step of the default GPT on ``backend`` (float32), random token batches."""
+def gpt_step_fn(backend: str, compiled: bool = False) -> Callable[[], None]:
+    """One run_gpt.py training step of the default GPT on ``backend`` (float32), random token batches (``compiled``:
+    forward, backward, clipping and update as one ``minitensor.compile``d function)."""
     from gpt import GPT, GPTConfig
 
     from minitensor.nn.utils import clip_grad_norm_
@@ -210,15 +212,20 @@ def gpt_step_fn(backend: str) -> Callable[[], None]:
     opt = model.configure_optimizers(0.1, 1e-3)
     rng = np.random.default_rng(0)
 
-    def step() -> None:
-        x, y = (minitensor.tensor(rng.integers(0, z["vocab"], (z["batch"], z["block"])), dtype=minitensor.int64,
-                                  backend=backend) for _ in range(2))
+    def train_step(x: minitensor.Tensor, y: minitensor.Tensor) -> minitensor.Tensor:
         _, loss = model(x, y)
         opt.zero_grad()
         loss.backward()  # type: ignore[union-attr]
         clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        loss.item()  # type: ignore[union-attr]
+        return loss  # type: ignore[return-value]
+
+    run = minitensor.compile(train_step) if compiled else train_step
+
+    def step() -> None:
+        x, y = (minitensor.tensor(rng.integers(0, z["vocab"], (z["batch"], z["block"])), dtype=minitensor.int64,
+                                  backend=backend) for _ in range(2))
+        run(x, y).item()
 
     return step
 
@@ -322,9 +329,11 @@ def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
                 if backend == "simple" or not available(backend):
                     continue
                 seconds, cpu = median_wall_and_cpu(gpt_step_fn(backend), repeats, warmup=2)
+                compiled, compiled_cpu = median_wall_and_cpu(gpt_step_fn(backend, compiled=True), repeats, warmup=2)
                 device = "cuda" if backend == "cuda" else "cpu"
                 same = _torch_gpt_in_subprocess(device, repeats, threads, with_cpu=True)
                 rows.append({"backend": backend, "gpt_step_s": seconds, "gpt_step_cpu_s": cpu, "torch_device": device,
+                             "gpt_compiled_step_s": compiled, "gpt_compiled_step_cpu_s": compiled_cpu,
                              "torch_gpt_step_s": _torch_gpt_in_subprocess(device, repeats, None),
                              "torch_gpt_step_s_same_threads": same[0] if same else None,
                              "torch_gpt_step_cpu_s_same_threads": same[1] if same else None})
@@ -346,16 +355,17 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
     same = f"torch {threads}t ms"
     print(f"{'backend':11} {'ms/step':>9} {'tokens/s':>10} {'torch ms':>9} {'vs torch':>9} {same:>12} {'vs torch':>9}")
     for r in rows:
-        ours = r["gpt_step_s"]
-        cells = []
-        for ref in (r["torch_gpt_step_s"], r["torch_gpt_step_s_same_threads"]):
-            cells.append((f"{ref * 1e3:.1f}", f"{ours / ref:.1f}x") if ref else ("n/a", "n/a"))
-        print(f"{r['backend']:11} {ours * 1e3:9.1f} {tokens / ours:10,.0f} {cells[0][0]:>9} {cells[0][1]:>9} "
-              f"{cells[1][0]:>12} {cells[1][1]:>9}")
-        cpu, torch_cpu = r.get("gpt_step_cpu_s"), r.get("torch_gpt_step_cpu_s_same_threads")
-        if cpu and torch_cpu:
-            print(f"{'':11} CPU time per step (process_time medians, robust to other load): {cpu * 1e3:.1f} ms, "
-                  f"torch {threads}t {torch_cpu * 1e3:.1f} ms, {cpu / torch_cpu:.1f}x")
+        for label, key in (("", "gpt_step"), (" compiled", "gpt_compiled_step")):
+            ours = r[f"{key}_s"]
+            cells = []
+            for ref in (r["torch_gpt_step_s"], r["torch_gpt_step_s_same_threads"]):
+                cells.append((f"{ref * 1e3:.1f}", f"{ours / ref:.2f}x") if ref else ("n/a", "n/a"))
+            print(f"{r['backend'] + label:11} {ours * 1e3:9.1f} {tokens / ours:10,.0f} {cells[0][0]:>9} {cells[0][1]:>9} "
+                  f"{cells[1][0]:>12} {cells[1][1]:>9}")
+            cpu, torch_cpu = r.get(f"{key}_cpu_s"), r.get("torch_gpt_step_cpu_s_same_threads")
+            if cpu and torch_cpu:
+                print(f"{'':11} CPU time per step (process_time medians, robust to other load): {cpu * 1e3:.1f} ms, "
+                      f"torch {threads}t {torch_cpu * 1e3:.1f} ms, {cpu / torch_cpu:.2f}x")
 
 
 # --- compiled steps (minitensor.compile) --------------------------------------------------------
