@@ -8,7 +8,8 @@ kernel cache) and warm (the cache the cold run just filled).
 The backend kernels are called directly on TensorData (``from_numpy``/``empty``), so this measures
 kernels, not Python tensor overhead. ``exp``, ``log``, ``tanh`` and ``sigmoid`` on float arrays delegate to
 NumPy's SIMD loops (split over the Numba threads when long): each has a row for that path and one for the Numba
-kernel it bypasses (``FastBackend(use_numpy_math=False)``), against the same NumPy call (for sigmoid, the expression
+kernel it bypasses (``FastBackend(use_numpy_math=False)``: the vectorised ``minitensor.backends.fast_math``
+functions, float32-accurate ones for float32 outputs), against the same NumPy call (for sigmoid, the expression
 ``1 / (1 + np.exp(-x))``). While minitensor's element-wise and reduction kernels are
 timed, BLAS is limited to one thread with threadpoolctl (so idle OpenBLAS threads cannot steal a core
 from Numba's); its matmul, which calls BLAS itself and manages BLAS threads, runs with the same

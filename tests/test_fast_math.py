@@ -155,6 +155,26 @@ def test_float32_correctly_rounded_and_near_numpy(op: str) -> None:
     assert (ulp_steps(got, numpy32) <= ulp_steps(numpy32, rounded) + 1).all()
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_mixed_dtypes_take_the_output_precision(op: str) -> None:
+    """float64 data into float32 outputs (the float32 versions see float64 subnormals and huge values), integer data
+    into float32, float32 data into float64: each within 1 ulp of the exact value rounded to the output dtype."""
+    rng = np.random.default_rng(21)
+    f64 = np.concatenate([rng.uniform(-120.0, 100.0, 3000), SPECIAL, [1e-310, -1e-310, 3e-39, 1e39, -1e39]])
+    arg = np.abs(f64) if op == "log" else f64
+    with np.errstate(over="ignore"):
+        cases = [(arg, np.float32), (rng.integers(-90, 90, 300).astype(np.int32), np.float32), (arg.astype(np.float32), np.float64)]
+    for x, dtype in cases:
+        out = kernel_only.empty(x.shape, np.dtype(dtype))
+        kernel_only.map(op, TensorData(x, x.shape), out)
+        got = kernel_only.to_numpy(out)
+        with np.errstate(all="ignore"):
+            want = reference(op, x.astype(np.float64))[1].astype(dtype)  # exact (long double or mpmath), rounded once
+        assert (np.isnan(got) == np.isnan(want)).all()
+        steps = ulp_steps(got[~np.isnan(want)], want[~np.isnan(want)])
+        assert steps.max() <= 1, f"{op} {x.dtype} -> {np.dtype(dtype).name}: {x[~np.isnan(want)][steps > 1]}"
+
+
 def test_strided_layout_gives_the_same_values() -> None:
     """The kernels' strided loop (a transposed input) inlines the same functions as the unit-stride one."""
     x = np.random.default_rng(3).uniform(-30.0, 30.0, (40, 30))

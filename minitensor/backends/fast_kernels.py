@@ -65,6 +65,7 @@ to_index = njit(inline="always")(_to_index)
 unary = _OPS[_operators.UNARY_OPS[UNARY].__name__]
 # unary_into(x, out.dtype): unary(x), or its cheaper float32-accurate version when the output is float32.
 unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary))
+vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.FLOAT32_VERSIONS else _fast_math.no_hint
 binary = _OPS[_operators.BINARY_OPS[BINARY].__name__]
 fold = _OPS[_operators.REDUCE_OPS[REDUCE][0].__name__]
 compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kernel reads values as
@@ -124,6 +125,7 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
     so = strides[0, nd - 1]
     sa = strides[1, nd - 1]
     for c in prange(n_chunks):
+        vector_hint()
         e = c * per_chunk
         end = min(e + per_chunk, total)
         index = np.empty(nd, np.int64)

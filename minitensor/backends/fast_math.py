@@ -1,22 +1,26 @@
-"""Branch-free float64 ``exp``, ``log``, ``tanh`` and ``sigmoid`` that LLVM can vectorise, for the ``fast`` kernels.
+"""Branch-free ``exp``, ``log``, ``tanh`` and ``sigmoid`` that LLVM can vectorise, for the ``fast`` kernels.
 
 Numba lowers ``math.exp`` and friends to scalar libm calls, which no loop vectoriser can widen (SVML would, but
-PyPI's llvmlite is not built with it). These versions use only float arithmetic, comparisons turned into selects,
-and integer operations on the float's bits (:func:`as_bits`/:func:`from_bits`, plain LLVM bitcasts), so a kernel
-loop that inlines them becomes SIMD code. :mod:`minitensor.operators` keeps the ``math``-module versions as the
+PyPI's llvmlite is not built with it). These versions use only float arithmetic, selects (:func:`select`), fused
+multiply-adds (:func:`fma`) and integer operations on the float's bits (:func:`as_bits`/:func:`from_bits`): all
+plain LLVM instructions, so a kernel loop calling them (LLVM inlines them) becomes SIMD code; such kernels call
+:func:`prefer_wide` for 512-bit vectors. :mod:`minitensor.operators` keeps the ``math``-module versions as the
 readable reference (the ``simple`` backend uses them); :mod:`minitensor.backends.fast_kernels` rebinds its op table
-to these.
+to these, and stores to float32 outputs through the cheaper float32-accurate versions (:data:`FLOAT32_VERSIONS`).
 
-Contract (checked by tests/test_fast_math.py against mpmath): results within 1 ulp of the correctly rounded value
-over the whole float64 line, subnormal inputs and results included, and NumPy's special values: ``exp``
-overflows to inf above 709.78 and underflows through the subnormals to +0; ``log`` is -inf at +-0, nan below 0 and
-inf at inf; nan in gives nan out.
+Contract (checked by tests/test_fast_math.py against long double and mpmath): float64 results within 1 ulp of the
+correctly rounded value (measured: at most 0.85 ulp from the exact value for normal results) over the whole float64
+line, subnormal inputs and results included; float32 results within 1 ulp of the correctly rounded float32; and
+NumPy's special values: ``exp`` overflows to inf above 709.78 and underflows through the subnormals to +0; ``log`` is
+-inf at +-0, nan below 0 and inf at inf; ``tanh`` keeps the sign of zero; nan in gives nan out.
 
 Method: ``exp`` reduces x = k ln2 + r with k = round(x / ln2) (the 1.5 * 2^52 shift trick, so no float-to-int
-conversion of a nan or inf can happen) and a two-part ln2 (Cody-Waite), evaluates e^r by a degree-13 Taylor
-polynomial (|r| <= ln2/2, truncation below 2^-57), and scales by 2^k as two exact powers of two built from bits (so
-results reaching the subnormals round once, correctly). ``log`` splits x = 2^k z with z in [0.7, 1.4) by bit
-operations, then log z = 2 atanh(f / (2 + f)), f = z - 1, as in fdlibm's ``__ieee754_log``.
+conversion of a nan or inf happens) and a two-part ln2 (Cody-Waite, its rounding error kept), evaluates
+e^r = 1 + r + r^2 Q(r) with a degree-10 Chebyshev fit Q (|r| <= ln2/2) and 1 + r split exactly, and scales by 2^k
+as two powers of two built from bits (so results reaching the subnormals round once). ``log`` splits x = 2^k z,
+z in [0.7, 1.4), by bit operations, then log z = 2 atanh(f / (2 + f)), f = z - 1, as fdlibm's ``__ieee754_log``.
+``tanh`` and ``sigmoid`` are quotients of exp's parts kept as double-doubles and refined by a Newton step. Every
+division is a float32 estimate (twice the SIMD lanes of a float64 one) refined by Newton steps.
 """
 
 from __future__ import annotations
@@ -73,20 +77,6 @@ def _fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
 fma: Callable[..., Any] = intrinsic(_fma)
 
 
-def _fdiv(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """a / b with IEEE results at b == 0 (Numba's ``/`` checks for zero and raises, a branch per element)."""
-    if not (a == b == types.float64):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.fdiv(*args)
-
-    return types.float64(types.float64, types.float64), codegen
-
-
-fdiv: Callable[..., Any] = intrinsic(_fdiv)
-
-
 def _recip_estimate(typingctx, d):  # type: ignore[no-untyped-def]
     """1 / d to float32 precision (relative error 2^-24), as a float64: a float32 division, which the CPU does for
     twice the lanes at the cost of one float64 division (the division is these functions' slowest step)."""
@@ -119,21 +109,31 @@ def _select(typingctx, condition, a, b):  # type: ignore[no-untyped-def]
 select: Callable[..., Any] = intrinsic(_select)
 
 
-def _wide(typingctx, x):  # type: ignore[no-untyped-def]
-    """``x``, and ask LLVM to vectorise the function this inlines into with 512-bit registers where the CPU has
-    them (LLVM defaults to 256 on AVX-512 machines; these functions are arithmetic-bound, so wider is faster)."""
-    if x != types.float64:
-        return None
+def _prefer_wide(typingctx):  # type: ignore[no-untyped-def]
+    """Ask LLVM to vectorise the function this is called in with 512-bit registers where the CPU has them (LLVM
+    defaults to 256 on AVX-512 machines; these functions are arithmetic-bound, so wider is faster). Kernels whose
+    loops inline these functions call it; the functions themselves are plain ``njit`` (LLVM inlines them, Numba
+    compiles each once per process instead of once per kernel)."""
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         # llvmlite only names standard attributes; this string one is what clang's -mprefer-vector-width sets.
         set.add(builder.function.attributes, '"prefer-vector-width"="512"')
-        return args[0]
+        return context.get_dummy_value()
 
-    return types.float64(types.float64), codegen
+    return types.none(), codegen
 
 
-wide: Callable[..., Any] = intrinsic(_wide)
+def _no_hint(typingctx):  # type: ignore[no-untyped-def]
+    """Nothing: what a kernel calls in place of :func:`prefer_wide` when its op is not one of these functions."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+prefer_wide: Callable[..., Any] = intrinsic(_prefer_wide)
+no_hint: Callable[..., Any] = intrinsic(_no_hint)
 
 
 @njit(inline="always")
@@ -198,10 +198,10 @@ def pow2(k: int) -> float:
     return from_bits((k + 1023) << 52)
 
 
-@njit(inline="always")
+@njit
 def exp(x: float) -> float:
     """e^x; inf above 709.78, subnormal then +0 below -708.4, nan for nan."""
-    x = wide(float(x))  # integer data (int64 compute) too
+    x = float(x)  # integer data (int64 compute) too
     xc = select(x > EXP_MAX, EXP_MAX, x)  # nan compares false and flows through as nan
     xc = select(xc < EXP_MIN, EXP_MIN, xc)
     hi, lo, k = exp_parts(xc)
@@ -243,10 +243,10 @@ LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-
 """fdlibm's Lg1..Lg7: (log(1+f) - 2s - s R) error under 2^-58.45 with s = f / (2 + f), R = sum Lg_i s^(2i)."""
 
 
-@njit(inline="always")
+@njit
 def log(x: float) -> float:
     """natural log; -inf at +-0, nan below 0 and for nan, inf at inf."""
-    x = wide(float(x))  # integer data (int64 compute) too
+    x = float(x)  # integer data (int64 compute) too
     subnormal = x < TINY
     xs = select(subnormal, x * TWO54, x)
     bits = as_bits(xs) - SQRT1_2_BITS
@@ -277,7 +277,7 @@ def two_sum(a: float, b: float) -> tuple[float, float]:
     return s, (a - (s - v)) + (b - v)
 
 
-@njit(inline="always")
+@njit
 def tanh(x: float) -> float:
     """hyperbolic tangent: odd, +-1 at +-inf, nan for nan, -0 for -0.
 
@@ -285,7 +285,7 @@ def tanh(x: float) -> float:
     wherever T's rounding matters, k <= 52): T and T + 2 are kept as double-doubles and the quotient is refined by
     one Newton step, so one formula is accurate for tiny and large |x| alike, without cancellation.
     """
-    x = wide(float(x))
+    x = float(x)
     y = 2.0 * abs(x)
     y = select(y > 40.0, 40.0, y)  # tanh(20) = 1 - 8.5e-18 rounds to 1; nan passes
     hi, lo, k = exp_parts(y)
@@ -300,26 +300,26 @@ def tanh(x: float) -> float:
     return select(as_bits(x) < 0, -t, t)  # the sign bit, so tanh(-0) = -0
 
 
-@njit(inline="always")
+@njit
 def sigmoid(x: float) -> float:
     """1 / (1 + e^-x): 0 (through the subnormals) far below 0, 1 above 37.5, nan for nan."""
-    return recip_one_plus_exp(-wide(float(x)))
+    return recip_one_plus_exp(-float(x))
 
 
-@njit(inline="always")
+@njit
 def sigmoid_back(x: float, d: float) -> float:
     """d * s(x) * (1 - s(x))"""
     s = sigmoid(x)
     return d * s * (1.0 - s)
 
 
-@njit(inline="always")
+@njit
 def exp_back(x: float, d: float) -> float:
     """d * e^x"""
     return d * exp(x)
 
 
-@njit(inline="always")
+@njit
 def tanh_back(x: float, d: float) -> float:
     """d * (1 - tanh(x)^2)"""
     t = tanh(x)
@@ -340,10 +340,10 @@ LOG32_R = (0.2335379814775531, 0.2854995469960211, 0.4000012955186823, 0.6666666
 """R(w) ~ (2 atanh(s) - 2s) / s^3 at w = s^2 on |s| <= 0.1716 (error 1.9e-11 on log(1+f))."""
 
 
-@njit(inline="always")
+@njit
 def exp32(x: float) -> float:
     """e^x to about 2^-32 relative (for float32 outputs: inf above 88.73 and 0 below -103.97 once stored)."""
-    x = wide(float(x))
+    x = float(x)
     xc = select(x > 90.0, 90.0, x)  # nan compares false and flows through as nan
     xc = select(xc < -110.0, -110.0, xc)
     shifted = xc * INV_LN2 + SHIFT
@@ -357,10 +357,10 @@ def exp32(x: float) -> float:
     return (1.0 + fma(r * r, q, r)) * pow2(k)
 
 
-@njit(inline="always")
+@njit
 def log32(x: float) -> float:
     """natural log to about 2^-35 relative (for float32 outputs), with :func:`log`'s special values."""
-    x = wide(float(x))
+    x = float(x)
     subnormal = x < TINY
     xs = select(subnormal, x * TWO54, x)
     bits = as_bits(xs) - SQRT1_2_BITS
@@ -374,14 +374,14 @@ def log32(x: float) -> float:
     return select(x > 0.0, result, select(x == 0.0, -INF, NAN))
 
 
-@njit(inline="always")
+@njit
 def tanh32(x: float) -> float:
     """tanh to about 2^-32 relative (for float32 outputs), with :func:`tanh`'s special values.
 
     tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k - 1) + 2^k p, p = e^r - 1 = r + r^2 Q(r): no cancellation
     anywhere (k >= 0), so one formula serves small and large |x|, and the loop has one short dependency chain.
     """
-    x = wide(float(x))
+    x = float(x)
     y = 2.0 * abs(x)
     y = select(y > 40.0, 40.0, y)  # tanh(20) rounds to 1 even in float64; nan passes
     shifted = y * INV_LN2 + SHIFT
@@ -398,10 +398,10 @@ def tanh32(x: float) -> float:
     return select(as_bits(x) < 0, -t, t)
 
 
-@njit(inline="always")
+@njit
 def sigmoid32(x: float) -> float:
     """1 / (1 + e^-x) to about 2^-31 relative (for float32 outputs), as e / (1 + e) below 0."""
-    x = wide(float(x))
+    x = float(x)
     e = exp32(-abs(x))
     return select(x >= 0.0, 1.0, e) * recip(1.0 + e)
 
