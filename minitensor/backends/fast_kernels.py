@@ -63,12 +63,13 @@ _OPS = _jit_operators()
 index_to_position = njit(inline="always")(_index_to_position)
 to_index = njit(inline="always")(_to_index)
 unary = _OPS[_operators.UNARY_OPS[UNARY].__name__]
-# unary_into(x, out.dtype): unary(x), or its cheaper float32-accurate version when the output is float32.
-unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary))
-vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.FLOAT32_VERSIONS else _fast_math.no_hint
 binary = _OPS[_operators.BINARY_OPS[BINARY].__name__]
 fold = _OPS[_operators.REDUCE_OPS[REDUCE][0].__name__]
 compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kernel reads values as
+# unary_into(element, out.dtype): unary(compute(element)), or for float32 outputs fast_math's float32-accurate
+# version (computed in float32 when the element is float32 too).
+unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary), _fast_math.FLOAT32_NATIVE.get(UNARY), compute)
+vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.FLOAT32_VERSIONS else _fast_math.no_hint
 FOLD_START = compute(_operators.reduce_start(REDUCE, integer=COMPUTE == "int64"))
 # Reassociation only changes a sum or product by float rounding; max/min handle nan, so no fastmath.
 REDUCE_FASTMATH = {"reassoc"} if REDUCE in ("sum", "prod") else False
@@ -140,10 +141,10 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
                 out_run = out[po : po + run]
                 a_run = a[pa : pa + run]
                 for k in range(run):
-                    out_run[k] = unary_into(compute(a_run[k]), out_run.dtype)
+                    out_run[k] = unary_into(a_run[k], out_run.dtype)
             else:
                 for k in range(run):
-                    out[po + k * so] = unary_into(compute(a[pa + k * sa]), out.dtype)
+                    out[po + k * so] = unary_into(a[pa + k * sa], out.dtype)
             e += run
             next_row(index, shape, strides, pos, start)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic, overload
@@ -65,13 +66,13 @@ from_bits: Callable[..., Any] = intrinsic(_from_bits)
 
 def _fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
     """a * b + c rounded once (llvm.fma: one instruction where the CPU has FMA, and it vectorises)."""
-    if not (a == b == c == types.float64):
+    if not (a == b == c and a in (types.float64, types.float32)):
         return None
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return builder.fma(*args)
 
-    return types.float64(types.float64, types.float64, types.float64), codegen
+    return a(a, a, a), codegen
 
 
 fma: Callable[..., Any] = intrinsic(_fma)
@@ -97,7 +98,7 @@ def _select(typingctx, condition, a, b):  # type: ignore[no-untyped-def]
     """``a if condition else b`` as one LLVM select: no branch and no phi in Numba's IR (a conditional expression
     inlined two levels deep trips Numba's SSA checks), and it vectorises as a blend."""
     kind = types.unliteral(a)
-    if condition != types.boolean or types.unliteral(b) != kind or kind not in (types.float64, types.int64):
+    if condition != types.boolean or types.unliteral(b) != kind or kind not in (types.float64, types.float32, types.int64):
         return None
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
@@ -134,6 +135,57 @@ def _no_hint(typingctx):  # type: ignore[no-untyped-def]
 
 prefer_wide: Callable[..., Any] = intrinsic(_prefer_wide)
 no_hint: Callable[..., Any] = intrinsic(_no_hint)
+
+
+def _fdiv32(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """a / b in float32 with IEEE results at b == 0 (Numba's ``/`` tests b and raises: a branch per element)."""
+    if not (a == b == types.float32):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fdiv(*args)
+
+    return types.float32(types.float32, types.float32), codegen
+
+
+def _exp2_scale32(typingctx, p, shifted):  # type: ignore[no-untyped-def]
+    """p 2^k for float32 ``p`` and k = bits(shifted) - bits(1.5 * 2^23), as 2^(k >> 1) 2^(k - (k >> 1)): both
+    factors normal for |k| <= 252, so a result in the subnormals rounds once. Integer work in int32, in LLVM (Numba
+    would widen int32 arithmetic to int64)."""
+    if not (p == shifted == types.float32):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i32 = ir.IntType(32)
+        k = builder.sub(builder.bitcast(args[1], i32), ir.Constant(i32, 0x4B400000))
+        k1 = builder.ashr(k, ir.Constant(i32, 1))
+
+        def power(e):  # type: ignore[no-untyped-def]
+            return builder.bitcast(builder.shl(builder.add(e, ir.Constant(i32, 127)), ir.Constant(i32, 23)), ir.FloatType())
+
+        return builder.fmul(builder.fmul(args[0], power(k1)), power(builder.sub(k, k1)))
+
+    return types.float32(types.float32, types.float32), codegen
+
+
+def _log_split32(typingctx, x):  # type: ignore[no-untyped-def]
+    """(z, k) with float32 x = 2^k z, z in [sqrt(1/2), sqrt(2)), for positive normal x (musl's logf reduction)."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i32 = ir.IntType(32)
+        ix = builder.add(builder.bitcast(args[0], i32), ir.Constant(i32, 0x3F800000 - 0x3F3504F3))
+        k = builder.sub(builder.ashr(ix, ir.Constant(i32, 23)), ir.Constant(i32, 0x7F))
+        z = builder.bitcast(builder.add(builder.and_(ix, ir.Constant(i32, 0x007FFFFF)), ir.Constant(i32, 0x3F3504F3)), ir.FloatType())
+        return context.make_tuple(builder, signature.return_type, (z, builder.sitofp(k, ir.FloatType())))
+
+    return types.UniTuple(types.float32, 2)(types.float32), codegen
+
+
+fdiv32: Callable[..., Any] = intrinsic(_fdiv32)
+exp2_scale32: Callable[..., Any] = intrinsic(_exp2_scale32)
+log_split32: Callable[..., Any] = intrinsic(_log_split32)
 
 
 @njit(inline="always")
@@ -406,20 +458,78 @@ def sigmoid32(x: float) -> float:
     return select(x >= 0.0, 1.0, e) * recip(1.0 + e)
 
 
+# Float32 data into float32 outputs is computed in float32 (twice the SIMD lanes): the same methods with float32
+# constants (np.float32 globals: Numba keeps them float32) and the bit work in int32 intrinsics.
+
+F_ONE, F_TWO, F_HALF, F_ZERO = np.float32(1.0), np.float32(2.0), np.float32(0.5), np.float32(0.0)
+F_INF, F_NAN = np.float32(INF), np.float32(NAN)
+F_EXP_MAX, F_EXP_MIN = np.float32(89.0), np.float32(-104.0)  # e^89 overflows float32, e^-104 rounds to 0
+F_INV_LN2, F_SHIFT = np.float32(1.442695), np.float32(12582912.0)  # 1.5 * 2^23
+F_LN2_HI, F_LN2_LO = np.float32(0.693145751953125), np.float32(1.4286068e-06)  # k F_LN2_HI exact for |k| < 2^15
+F_Q0, F_Q1, F_Q2, F_Q3, F_Q4 = (np.float32(c) for c in (0.0013926176335399584, 0.008363173246999926,
+                                                       0.04166655466075674, 0.16666577024562307, 0.5))
+"""(e^r - 1 - r) / r^2 on |r| <= ln2/2 (Chebyshev fit, error 1e-9 on e^r)."""
+F_TINY, F_TWO23, F_23 = np.float32(1.1754944e-38), np.float32(8388608.0), np.float32(23.0)
+F_LOG_LN2_HI, F_LOG_LN2_LO = np.float32(6.9313812256e-01), np.float32(9.0580006145e-06)
+F_LG1, F_LG2, F_LG3, F_LG4 = np.float32(0.66666662693), np.float32(0.40000972152), np.float32(0.28498786688), np.float32(0.24279078841)
+"""musl logf's: |(log(1+s) - log(1-s)) / s - Lg(s)| < 2^-34.24."""
+
+
+@njit
+def exp_f32(x: float) -> float:
+    """e^x for float32 ``x`` in float32: :func:`exp_parts`' method (1 + r split exactly, the reduction's error kept)."""
+    xc = select(x > F_EXP_MAX, F_EXP_MAX, x)  # nan passes
+    xc = select(xc < F_EXP_MIN, F_EXP_MIN, xc)
+    shifted = fma(xc, F_INV_LN2, F_SHIFT)
+    kd = shifted - F_SHIFT
+    t = fma(-kd, F_LN2_HI, xc)  # exact
+    r = fma(-kd, F_LN2_LO, t)
+    r_lo = fma(-kd, F_LN2_LO, t - r)
+    q = fma(fma(fma(fma(F_Q0, r, F_Q1), r, F_Q2), r, F_Q3), r, F_Q4)
+    hi = F_ONE + r
+    lo = fma(r * r, q, (r - (hi - F_ONE)) + fma(r_lo, r, r_lo))
+    return exp2_scale32(hi + lo, shifted)
+
+
+@njit
+def log_f32(x: float) -> float:
+    """log x for float32 ``x`` in float32, as musl's ``logf`` (fdlibm's method), with :func:`log`'s special values."""
+    subnormal = x < F_TINY
+    z, k = log_split32(select(subnormal, x * F_TWO23, x))
+    k = k - select(subnormal, F_23, F_ZERO)
+    f = z - F_ONE
+    s = fdiv32(f, F_TWO + f)
+    w = s * s
+    w2 = w * w
+    big_r = w * fma(w2, F_LG3, F_LG1) + w2 * fma(w2, F_LG4, F_LG2)
+    hfsq = F_HALF * f * f
+    result = s * (hfsq + big_r) + k * F_LOG_LN2_LO - hfsq + f + k * F_LOG_LN2_HI
+    result = select(x == F_INF, F_INF, result)
+    return select(x > F_ZERO, result, select(x == F_ZERO, -F_INF, F_NAN))
+
+
+FLOAT32_NATIVE = {"exp": exp_f32, "log": log_f32}
+"""Versions computing float32 data into float32 outputs in float32, by op name."""
+
 FLOAT32_VERSIONS = {"exp": exp32, "log": log32, "tanh": tanh32, "sigmoid": sigmoid32}
 """The cheaper versions a kernel uses when it stores to float32, by op name."""
 
 
-def by_output(f64: Callable[..., Any], f32: Callable[..., Any]) -> Callable[..., Any]:
-    """A function ``g(x, dtype)`` for jitted code: ``f32(x)`` when ``dtype`` (an array's ``.dtype``) is float32, else
-    ``f64(x)``, chosen while Numba compiles (no test per element)."""
+def by_output(f64: Callable[..., Any], f32: Callable[..., Any], native: Callable[..., Any] | None,
+              compute: Callable[..., Any]) -> Callable[..., Any]:
+    """A function ``g(x, dtype)`` for jitted code, ``x`` a raw element and ``dtype`` the output array's: ``native(x)``
+    for float32 into float32 (when there is one), ``f32(compute(x))`` for other data into float32, else
+    ``f64(compute(x))``; chosen while Numba compiles (no test per element)."""
 
     def pick(x: float, dtype: Any) -> float:
-        return f64(x)
+        return f64(compute(x))
 
     def typed(x, dtype):  # type: ignore[no-untyped-def]  # (Numba wants the implementation's signature unannotated)
-        fn = f32 if isinstance(dtype, types.DType) and dtype.dtype == types.float32 else f64
-        return lambda x, dtype: fn(x)
+        to_float32 = isinstance(dtype, types.DType) and dtype.dtype == types.float32
+        if to_float32 and x == types.float32 and native is not None:
+            return lambda x, dtype: native(x)
+        fn = f32 if to_float32 else f64
+        return lambda x, dtype: fn(compute(x))
 
     overload(pick, inline="always")(typed)
     return pick
