@@ -69,7 +69,7 @@ compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kerne
 # unary_into(element, out.dtype): unary(compute(element)), or for float32 outputs fast_math's float32-accurate
 # version (computed in float32 when the element is float32 too).
 unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary), _fast_math.FLOAT32_NATIVE.get(UNARY), compute)
-vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.FLOAT32_VERSIONS else _fast_math.no_hint
+vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.OPS else _fast_math.no_hint
 FOLD_START = compute(_operators.reduce_start(REDUCE, integer=COMPUTE == "int64"))
 # Reassociation only changes a sum or product by float rounding; max/min handle nan, so no fastmath.
 REDUCE_FASTMATH = {"reassoc"} if REDUCE in ("sum", "prod") else False
