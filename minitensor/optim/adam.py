@@ -10,6 +10,7 @@ from .optimizer import (
     addcdiv_,
     addcmul_,
     check_number,
+    empty_like,
     lerp_,
     lerp_scalars,
     map_,
@@ -82,15 +83,16 @@ class Adam(Optimizer):
             else:
                 g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5)
+        scratch = empty_like(exp_avg)  # one temporary for lerp, addcmul and addcdiv
+        lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5, scratch)
         zip_("mul", exp_avg_sq, scalars["beta2"], out=exp_avg_sq)
-        addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None)
+        addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None, scratch)
         second = exp_avg_sq
         if group["amsgrad"]:
             second = zip_("max", state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
         denom = map_("sqrt", second)
         zip_("add", zip_("div", denom, scalars["bias_correction2_sqrt"], out=denom), scalars["eps"], out=denom)
-        addcdiv_(p, exp_avg, denom, scalars["neg_step_size"])
+        addcdiv_(p, exp_avg, denom, scalars["neg_step_size"], scratch)
 
 
 class AdamW(Adam):

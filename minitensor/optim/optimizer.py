@@ -64,16 +64,23 @@ def map_(op: str, a: Tensor, out: Tensor | None = None) -> Tensor:
     return out
 
 
+def empty_like(p: Tensor) -> Tensor:
+    """A fresh contiguous tensor of ``p``'s shape, dtype and backend, contents undefined (a temporary)."""
+    backend, data = p.backend, p._data
+    return _result(backend.empty(data.shape, data.dtype), backend)
+
+
 def zeros_like(p: Tensor, value: float = 0.0) -> Tensor:
     """A fresh contiguous tensor of ``p``'s shape, dtype and backend filled with ``value``."""
     return Tensor(p.backend.from_numpy(np.full(p.shape, value, dtype=p.dtype)), p.backend)
 
 
-def lerp_(start: Tensor, end: Tensor, weight: Tensor, rest: Tensor, small: bool) -> None:
+def lerp_(start: Tensor, end: Tensor, weight: Tensor, rest: Tensor, small: bool, scratch: Tensor | None = None) -> None:
     """``start += weight * (end - start)`` in place, with PyTorch's two formulas (``Tensor.lerp_``): for a
     ``small`` weight (|weight| < 0.5) ``start + weight * diff``, else ``end - rest * diff`` with ``rest`` = 1 - weight
-    rounded to the dtype (see :func:`lerp_scalars`)."""
-    diff = zip_("sub", end, start)
+    rounded to the dtype (see :func:`lerp_scalars`). ``scratch`` (start's shape and dtype, aliasing no operand) holds
+    the difference instead of a fresh buffer."""
+    diff = zip_("sub", end, start, out=scratch)
     if small:
         zip_("add", start, zip_("mul", diff, weight, out=diff), out=start)
     else:
@@ -85,18 +92,20 @@ def lerp_scalars(weight: float, dtype: Any) -> tuple[float, float]:
     return weight, float(np.asarray(1, dtype) - np.asarray(weight, dtype))
 
 
-def addcmul_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None) -> None:
-    """``target += value * a * b`` in place (``Tensor.addcmul_``); ``value`` None means 1."""
-    t = zip_("mul", a, value) if value is not None else zip_("mul", a, b)
+def addcmul_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None, scratch: Tensor | None = None) -> None:
+    """``target += value * a * b`` in place (``Tensor.addcmul_``); ``value`` None means 1; ``scratch`` as for
+    :func:`lerp_`."""
+    t = zip_("mul", a, value, out=scratch) if value is not None else zip_("mul", a, b, out=scratch)
     if value is not None:
         zip_("mul", t, b, out=t)
     zip_("add", target, t, out=target)
 
 
-def addcdiv_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None) -> None:
-    """``target += value * a / b`` in place (``Tensor.addcdiv_``); ``value`` None means 1."""
-    t = zip_("mul", a, value) if value is not None else a
-    zip_("add", target, zip_("div", t, b, out=None if t is a else t), out=target)
+def addcdiv_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None, scratch: Tensor | None = None) -> None:
+    """``target += value * a / b`` in place (``Tensor.addcdiv_``); ``value`` None means 1; ``scratch`` as for
+    :func:`lerp_`."""
+    t = zip_("mul", a, value, out=scratch) if value is not None else a
+    zip_("add", target, zip_("div", t, b, out=scratch if t is a else t), out=target)
 
 
 def bump(p: Tensor) -> None:
