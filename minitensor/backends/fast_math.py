@@ -183,6 +183,20 @@ def _log_split32(typingctx, x):  # type: ignore[no-untyped-def]
     return types.UniTuple(types.float32, 2)(types.float32), codegen
 
 
+def _copysign(typingctx, magnitude, sign):  # type: ignore[no-untyped-def]
+    """|magnitude| with the sign bit of ``sign`` (llvm.copysign, so -0 keeps its sign)."""
+    if not (magnitude == sign and magnitude in (types.float32, types.float64)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        kind = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.copysign", [kind], ir.FunctionType(kind, [kind, kind]))
+        return builder.call(fn, args)
+
+    return magnitude(magnitude, magnitude), codegen
+
+
+copysign: Callable[..., Any] = intrinsic(_copysign)
 fdiv32: Callable[..., Any] = intrinsic(_fdiv32)
 exp2_scale32: Callable[..., Any] = intrinsic(_exp2_scale32)
 log_split32: Callable[..., Any] = intrinsic(_log_split32)
@@ -489,13 +503,41 @@ def log_f32(x: float) -> float:
     return select(x > F_ZERO, result, select(x == F_ZERO, -F_INF, F_NAN))
 
 
+F_TANH_P = tuple(np.float32(c) for c in (0.00014279318799621565, -0.0009235008463481761, 0.003206803386846565,
+                                         -0.008697847592814879, 0.02182954884305937, -0.05396341475443884,
+                                         0.133333106555451, -0.3333333315672231))
+"""(tanh(x) - x) / x^3 at z = x^2 on |x| <= 1 (Chebyshev fit, relative error 2.3e-9 on tanh)."""
+F_TANH_CLAMP = np.float32(20.0)  # tanh(10) rounds to 1 in float32
+
+
+@njit
+def tanh_f32(x: float) -> float:
+    """tanh for float32 ``x`` in float32: x + x^3 P(x^2) below |x| = 1, else 1 - 2 / (e^2|x| + 1), whose quotient
+    is under 0.24 there, so its rounding errors weigh a quarter of an ulp of the result (1.1 ulp at most in all,
+    near |x| = 1; 95% correctly rounded; NumPy's float32 tanh: 62%)."""
+    a = abs(x)
+    z = a * a
+    p = fma(F_TANH_P[0], z, F_TANH_P[1])
+    p = fma(p, z, F_TANH_P[2])
+    p = fma(p, z, F_TANH_P[3])
+    p = fma(p, z, F_TANH_P[4])
+    p = fma(p, z, F_TANH_P[5])
+    p = fma(p, z, F_TANH_P[6])
+    p = fma(p, z, F_TANH_P[7])
+    small = fma(a * z, p, a)
+    y = select(a + a > F_TANH_CLAMP, F_TANH_CLAMP, a + a)
+    large = F_ONE - fdiv32(F_TWO, exp_f32(y) + F_ONE)
+    t = select(a < F_ONE, small, large)  # nan takes the large branch and stays nan
+    return copysign(t, x)
+
+
 OPS = ("exp", "log", "tanh", "sigmoid")
 """The kernel ops these functions implement (their map kernels ask for wide vectors)."""
 
-FLOAT32_NATIVE = {"exp": exp_f32, "log": log_f32}
-"""Versions computing float32 data into float32 outputs in float32, by op name. (tanh in float32 needs pairs of
-floats to stay within an ulp: 57 instructions per 16 lanes, barely faster than tanh32's 32 per 8 and less accurate,
-so float32 tanh and sigmoid stay with the float64-computed versions.)"""
+FLOAT32_NATIVE = {"exp": exp_f32, "log": log_f32, "tanh": tanh_f32}
+"""Versions computing float32 data into float32 outputs in float32, by op name (measured: exp 0.68, log 0.83,
+tanh 1.10 ulp at most from the exact value, always within 1 ulp of the correctly rounded float32; NumPy's float32
+exp and log: 2-3 ulp). sigmoid stays with sigmoid32, computed in float64: it is not the bottleneck there."""
 
 FLOAT32_VERSIONS = {"exp": exp32, "tanh": tanh32, "sigmoid": sigmoid32}
 """The cheaper versions a kernel uses when it stores to float32, by op name."""
