@@ -41,7 +41,7 @@ TensorData argument it gets (conservative: it only costs refills and copies)."""
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _PLUMBING = (os.path.join(_PACKAGE, "tensor.py"), os.path.join(_PACKAGE, "backends") + os.sep, os.path.abspath(__file__))
 VALIDATION_SITES = frozenset({
-    ("nn/losses.py", "_class_target"), ("nn/losses.py", "one_hot"), ("nn/losses.py", "binary_cross_entropy"),
+    ("nn/cross_entropy.py", "_class_target"), ("nn/losses.py", "one_hot"), ("nn/losses.py", "binary_cross_entropy"),
     ("nn/sparse.py", "_check_indices"), ("tensor_index.py", "_check_range"), ("tensor_math.py", "_check_divisor"),
 })
 """Library functions that read values back only to validate them (class-index and range checks): allowed while

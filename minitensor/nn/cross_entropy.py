@@ -18,14 +18,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .. import dtypes
 from ..autodiff import Context, is_grad_enabled
 from ..compiler.capture import active
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor, _result
 from ..tensor_data import TensorData
 from ..tensor_functions import ScatterAddInto, TensorFunction
 
-__all__ = ["NllLoss", "nll"]
+__all__ = ["NllLoss", "nll", "fusable_weight", "on_backend", "unbatched"]
 
 
 class NllLoss(TensorFunction):
@@ -143,3 +146,60 @@ def nll(logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int, reduc
     ``plain`` (no target equals ``ignore_index``, as the caller's host-side check found) takes the mask-free forward,
     except while :func:`minitensor.compile` records a step: its replays see other targets, so the masks stay."""
     return NllLoss.apply(logp, t, weight, ignore_index, reduction, plain and active() is None)  # type: ignore[no-any-return]
+
+
+# --- argument handling shared with nn/losses.py ---
+
+
+def on_backend(value: Any, like: Tensor, dtype: Any) -> Tensor:
+    """``value`` (Tensor, array or list) as a tensor on ``like``'s backend with ``dtype``."""
+    if isinstance(value, Tensor):
+        if value.backend is not like.backend:
+            value = value.to(like.backend)
+        return value if value.dtype == dtype else value.cast(dtype)
+    return Tensor(like.backend.from_numpy(np.asarray(value, dtype=dtype)), like.backend)
+
+
+def _class_target(target: Any, input: Tensor, ignore_index: int, name: str) -> tuple[Tensor, bool]:  # noqa: A002
+    """Integer class indices of shape input.shape without the class dim, each in [0, C) or ``ignore_index``, and
+    whether none of them is ignored (every entry a class: the one-node loss can skip its masks in eager mode)."""
+    cdim = 0 if input.dims == 1 else 1
+    c, expected = input.shape[cdim], input.shape[:cdim] + input.shape[cdim + 1 :]
+    if isinstance(target, Tensor):
+        if target.dtype.kind not in "iu":
+            raise DTypeError(
+                f"{name}: class-index targets must be an integer (int64) tensor, got {target.dtype} of shape "
+                f"{target.shape}; probability targets must have the input's shape {input.shape}"
+            )
+        array = target.to_numpy()
+    else:
+        array = np.asarray(target)
+        if array.dtype.kind == "f":
+            whole = np.isfinite(array) & (array == np.round(array))
+            if not whole.all():
+                raise DTypeError(f"{name}: class targets must be integers, got non-integral values {array[~whole][:10].tolist()}")
+        elif array.dtype.kind not in "iu":
+            raise DTypeError(f"{name}: class targets must be integers, got dtype {array.dtype}")
+    if array.shape != expected:
+        raise ShapeError(f"{name}: input of shape {input.shape} needs class targets of shape {expected}, got {array.shape}")
+    array = array.astype(np.int64, copy=False)
+    in_range = bool(array.size) and 0 <= array.min() and array.max() < c  # the common case: no search for bad entries
+    plain = in_range and not (0 <= ignore_index < c and bool((array == ignore_index).any()))
+    bad = None if in_range else np.argwhere((array != ignore_index) & ((array < 0) | (array >= c)))
+    if bad is not None and bad.size:
+        shown = ", ".join(f"target[{', '.join(map(str, i))}]={array[tuple(i)]}" for i in bad[:10])
+        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
+        raise IndexOutOfRangeError(f"{name}: class targets out of range [0, {c}) (ignore_index={ignore_index}): {shown}{more}")
+    if isinstance(target, Tensor):
+        return on_backend(target, input, dtypes.int64), plain
+    return Tensor(input.backend.from_numpy(array), input.backend), plain
+
+
+def fusable_weight(weight: Tensor | None) -> bool:
+    """Whether the one-node :func:`~.cross_entropy.nll` applies (a weight that requires grad takes the composed path,
+    which differentiates it)."""
+    return weight is None or not weight.requires_grad
+
+
+def unbatched(loss: Tensor, reduction: str, unbatched: bool) -> Tensor:
+    return loss.reshape(()) if unbatched and reduction == "none" else loss

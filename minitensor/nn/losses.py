@@ -20,7 +20,7 @@ from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .activation import fused_softmax, log_softmax
 from .common import tensor_args
-from .cross_entropy import nll
+from .cross_entropy import _class_target, fusable_weight, nll, on_backend, unbatched
 
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
@@ -48,15 +48,6 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss.sum() if reduction == "sum" else loss
 
 
-def _on(value: Any, like: Tensor, dtype: Any) -> Tensor:
-    """``value`` (Tensor, array or list) as a tensor on ``like``'s backend with ``dtype``."""
-    if isinstance(value, Tensor):
-        if value.backend is not like.backend:
-            value = value.to(like.backend)
-        return value if value.dtype == dtype else value.cast(dtype)
-    return Tensor(like.backend.from_numpy(np.asarray(value, dtype=dtype)), like.backend)
-
-
 def _float_input(input: Tensor, name: str) -> None:  # noqa: A002 - torch's name
     if not isinstance(input, Tensor):
         raise DTypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
@@ -67,7 +58,7 @@ def _float_input(input: Tensor, name: str) -> None:  # noqa: A002 - torch's name
 def _as_target(target: Any, like: Tensor, name: str) -> Tensor:
     """``target`` as a float tensor of ``like``'s backend and dtype with exactly ``like``'s shape."""
     _float_input(like, name)
-    t = _on(target, like, like.dtype)
+    t = on_backend(target, like, like.dtype)
     if t.shape != like.shape:
         raise ShapeError(f"{name}: input of shape {like.shape} and target of shape {t.shape} differ")
     return t
@@ -75,7 +66,7 @@ def _as_target(target: Any, like: Tensor, name: str) -> Tensor:
 
 def _elementwise_weight(weight: Any, like: Tensor, name: str, exact: bool = False) -> Tensor:
     """A float weight on ``like``'s backend that broadcasts to (or, with ``exact``, has) ``like``'s shape."""
-    w = _on(weight, like, like.dtype)
+    w = on_backend(weight, like, like.dtype)
     ok = w.shape == like.shape if exact else _broadcasts(w.shape, like.shape)
     if not ok:
         need = "have" if exact else "broadcast to"
@@ -102,45 +93,10 @@ def _class_dim(input: Tensor, name: str) -> int:  # noqa: A002
 def _class_weight(weight: Any, input: Tensor, c: int, name: str) -> Tensor | None:  # noqa: A002
     if weight is None:
         return None
-    w = _on(weight, input, input.dtype)
+    w = on_backend(weight, input, input.dtype)
     if w.shape != (c,):
         raise ShapeError(f"{name}: weight must have shape ({c},), one per class, got {w.shape}")
     return w
-
-
-def _class_target(target: Any, input: Tensor, ignore_index: int, name: str) -> tuple[Tensor, bool]:  # noqa: A002
-    """Integer class indices of shape input.shape without the class dim, each in [0, C) or ``ignore_index``, and
-    whether none of them is ignored (every entry a class: the one-node loss can skip its masks in eager mode)."""
-    cdim = 0 if input.dims == 1 else 1
-    c, expected = input.shape[cdim], input.shape[:cdim] + input.shape[cdim + 1 :]
-    if isinstance(target, Tensor):
-        if target.dtype.kind not in "iu":
-            raise DTypeError(
-                f"{name}: class-index targets must be an integer (int64) tensor, got {target.dtype} of shape "
-                f"{target.shape}; probability targets must have the input's shape {input.shape}"
-            )
-        array = target.to_numpy()
-    else:
-        array = np.asarray(target)
-        if array.dtype.kind == "f":
-            whole = np.isfinite(array) & (array == np.round(array))
-            if not whole.all():
-                raise DTypeError(f"{name}: class targets must be integers, got non-integral values {array[~whole][:10].tolist()}")
-        elif array.dtype.kind not in "iu":
-            raise DTypeError(f"{name}: class targets must be integers, got dtype {array.dtype}")
-    if array.shape != expected:
-        raise ShapeError(f"{name}: input of shape {input.shape} needs class targets of shape {expected}, got {array.shape}")
-    array = array.astype(np.int64, copy=False)
-    in_range = bool(array.size) and 0 <= array.min() and array.max() < c  # the common case: no search for bad entries
-    plain = in_range and not (0 <= ignore_index < c and bool((array == ignore_index).any()))
-    bad = None if in_range else np.argwhere((array != ignore_index) & ((array < 0) | (array >= c)))
-    if bad is not None and bad.size:
-        shown = ", ".join(f"target[{', '.join(map(str, i))}]={array[tuple(i)]}" for i in bad[:10])
-        more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
-        raise IndexOutOfRangeError(f"{name}: class targets out of range [0, {c}) (ignore_index={ignore_index}): {shown}{more}")
-    if isinstance(target, Tensor):
-        return _on(target, input, dtypes.int64), plain
-    return Tensor(input.backend.from_numpy(array), input.backend), plain
 
 
 def _picked(logp: Tensor, t: Tensor, weight: Tensor | None, ignore_index: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -183,20 +139,10 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: bool 
     w = _class_weight(weight, input, c, "nll_loss")
     t, plain = _class_target(target, input, ignore_index, "nll_loss")
     logp, t = _batched(input, t)
-    if _fusable(w):
-        return _unbatched(nll(logp, t, w, ignore_index, red, plain), red, input.dims == 1)
+    if fusable_weight(w):
+        return unbatched(nll(logp, t, w, ignore_index, red, plain), red, input.dims == 1)
     loss, denom, _ = _picked(logp, t, w, ignore_index)
     return _finish(loss, denom, red, input.dims == 1)
-
-
-def _fusable(weight: Tensor | None) -> bool:
-    """Whether the one-node :func:`~.cross_entropy.nll` applies (a weight that requires grad takes the composed path,
-    which differentiates it)."""
-    return weight is None or not weight.requires_grad
-
-
-def _unbatched(loss: Tensor, reduction: str, unbatched: bool) -> Tensor:
-    return loss.reshape(()) if unbatched and reduction == "none" else loss
 
 
 def _is_probability_target(target: Any, input: Tensor, name: str) -> bool:  # noqa: A002
@@ -230,10 +176,10 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     c = input.shape[cdim]
     w = _class_weight(weight, input, c, "cross_entropy")
     probabilities = _is_probability_target(target, input, "cross_entropy")
-    if not probabilities and label_smoothing == 0 and _fusable(w):
+    if not probabilities and label_smoothing == 0 and fusable_weight(w):
         t, plain = _class_target(target, input, ignore_index, "cross_entropy")
         lp, t = _batched(fused_softmax(input, cdim, log=True), t)
-        return _unbatched(nll(lp, t, w, ignore_index, red, plain), red, input.dims == 1)
+        return unbatched(nll(lp, t, w, ignore_index, red, plain), red, input.dims == 1)
     w_b = None if w is None else w.reshape(c, *([1] * (input.dims - cdim - 1)))
     logp = log_softmax(input, cdim)
     if probabilities:
@@ -331,7 +277,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     m = (-input.detach()).clamp(min=0.0)
     softplus_neg = m + ((-m).exp() + (-input - m).exp()).log()
     if pos_weight is not None:
-        pw = _on(pos_weight, input, input.dtype)
+        pw = on_backend(pos_weight, input, input.dtype)
         if not _broadcasts(pw.shape, input.shape):
             raise ShapeError(f"binary_cross_entropy_with_logits: pos_weight of shape {pw.shape} does not broadcast to {input.shape}")
         softplus_neg = softplus_neg * ((pw - 1.0) * y + 1.0)
