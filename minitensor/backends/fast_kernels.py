@@ -66,9 +66,16 @@ unary = _OPS[_operators.UNARY_OPS[UNARY].__name__]
 binary = _OPS[_operators.BINARY_OPS[BINARY].__name__]
 fold = _OPS[_operators.REDUCE_OPS[REDUCE][0].__name__]
 compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kernel reads values as
-# unary_into(element, out.dtype): unary(compute(element)), or for float32 outputs fast_math's float32-accurate
-# version (computed in float32 when the element is float32 too).
-unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary), _fast_math.FLOAT32_NATIVE.get(UNARY), compute)
+# unary_into(element, out.dtype): unary(compute(element)), or for fast_math's ops into float32 outputs their
+# float32-accurate version (computed in float32 when the element is float32 too).
+if UNARY in _fast_math.OPS:
+    unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary),
+                                      _fast_math.FLOAT32_NATIVE.get(UNARY), compute)
+else:  # the plain call (by_output's overload around a branching op such as div trips Numba's SSA check warning)
+
+    @njit(inline="always")
+    def unary_into(x, dtype):  # type: ignore[no-untyped-def]
+        return unary(compute(x))
 vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.OPS else _fast_math.no_hint
 FOLD_START = compute(_operators.reduce_start(REDUCE, integer=COMPUTE == "int64"))
 # Reassociation only changes a sum or product by float rounding; max/min handle nan, so no fastmath.
