@@ -57,18 +57,14 @@ def check(backend: str, arrays: list[np.ndarray], ours: Callable[..., mt.Tensor]
 # --- softmax family ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["numpy", "one-pass", "numpy-exp"])
+@pytest.fixture(params=["one-pass", "numpy-exp"])
 def softmax_path(request: pytest.FixtureRequest, backend: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """fast's three softmax routes for these small inputs: float64 NumPy passes (the default under SMALL_SOFTMAX
-    elements), one Numba pass (the same inputs with use_numpy_math off), and the Numba passes around NumPy's exp that
-    larger inputs take (forced by a zero threshold)."""
-    if request.param != "numpy":
+    """fast's two softmax routes for these small inputs: one Numba pass (the default under SMALL_SOFTMAX elements),
+    and the Numba passes around NumPy's exp that larger inputs take (forced by a zero threshold)."""
+    if request.param == "numpy-exp":
         if backend != "fast":
             pytest.skip("one softmax route off fast")
-        if request.param == "one-pass":
-            monkeypatch.setattr(fast.backend, "use_numpy_math", False)
-        else:
-            monkeypatch.setattr(fast_fused, "SMALL_SOFTMAX", 0)
+        monkeypatch.setattr(fast_fused, "SMALL_SOFTMAX", 0)
     return str(request.param)
 
 

@@ -15,13 +15,12 @@ from ..tensor_data import TensorData, normalize_dim
 from . import fast_launch
 from .base import Backend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
-from .fast_numpy import numpy_softmax, numpy_softmax_backward
 from .layout import row_plan
 
 SMALL_SOFTMAX = 4096
-"""Below this many elements softmax and log_softmax, forward and backward, run as a few float64 NumPy passes (no kernel
-to compile: a classifier's loss on a first run), or with ``use_numpy_math=False`` as one Numba pass (``math.exp`` per
-element), instead of Numba passes around NumPy's SIMD exp: the launches, not the exps, cost the time there."""
+"""Below this many elements softmax and log_softmax run as one Numba pass (``math.exp`` per element) instead of
+Numba passes around NumPy's SIMD exp: the launches, not the exps, cost the time there. (Float64 NumPy passes would
+save the first run its two softmax compiles, ~2 s, but cost ~15 us a call more than this pass.)"""
 _NO_PARAM = np.zeros(1, dtype=np.float64)  # stands in for an absent weight or bias (never read)
 
 
@@ -45,8 +44,6 @@ FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class FusedKernels(Backend):
-    use_numpy_math: bool = True  # FastBackend's switch: small softmax in NumPy passes
-
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax: one
     Numba row pass (scale, causal mask, row max), NumPy's SIMD exp in place (~10x a Numba ``math.exp`` per element
     here), one Numba row pass dividing by the row sums (log_softmax: NumPy's log-sum-exp); its backward one Numba row
@@ -63,13 +60,9 @@ class FusedKernels(Backend):
         dim = normalize_dim(dim, a.dims)
         if causal and (a.dims < 2 or dim != a.dims - 1):
             raise ValueError(f"softmax: causal needs dim to be the last of >= 2 dims, got dim {dim} of shape {a.shape}")
-        small = a.size < SMALL_SOFTMAX
-        if small and self.use_numpy_math:
-            with np.errstate(all="ignore"):  # IEEE results, no warnings
-                numpy_softmax(strided_view(a), strided_view(out, writeable=True), dim, log, scale, causal)
-            return
         a = _positive_step(self, a, dim)
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a], natural=True)
+        small = a.size < SMALL_SOFTMAX
         args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks, per_chunk,
                 float(scale), a.shape[-2] if causal else 0, (2 if log else 1) if small else 0)
         launch(a.size, "softmax_shift_kernel", *args)
@@ -95,12 +88,6 @@ class FusedKernels(Backend):
             super().softmax_backward(grad, out, dim, grad_input, log, scale)
             return
         dim = normalize_dim(dim, out.dims)
-        if out.size < SMALL_SOFTMAX and self.use_numpy_math:
-            full = grad if grad.shape == out.shape else grad.expand(out.shape)
-            with np.errstate(all="ignore"):
-                numpy_softmax_backward(strided_view(full), strided_view(out), strided_view(grad_input, writeable=True), dim,
-                                       log, scale)
-            return
         if not log or out.size < SMALL_SOFTMAX:
             grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
             out = _positive_step(self, out, dim)

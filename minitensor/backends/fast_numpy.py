@@ -7,14 +7,15 @@ Two kinds:
   payload aside: NumPy's sqrt(-1) is -nan, the kernel's +nan) for the dtypes
   :func:`twin_dtypes` admits. They are exact because each is one correctly rounded IEEE operation (``+ - * /``, sqrt,
   a comparison, a copy or cast) or integer arithmetic: computing a float32 ``+ - * /`` or sqrt in float64 and rounding
-  once (what the kernels do) gives the float32 result. The backend takes them for work under ``TWIN_BELOW`` elements:
-  there NumPy's ~1 microsecond call costs no more than a kernel launch, and a first run compiles no kernel for the
-  common ops (a Numba compile is ~0.3-1 s each). Larger work goes to the parallel Numba kernels; since both routes
-  give the same bits, which one ran never shows in a result. tests/test_fast_numpy.py holds each twin to that.
+  once (what the kernels do) gives the float32 result. The backend takes them for work under ``TWIN_BELOW`` elements,
+  so a first run compiles no kernel for the common ops (a Numba compile is ~0.3-1 s each); a twin call costs about a
+  microsecond more than a launch of the compiled kernel (which ``mt.compile`` binds instead). Larger work goes to the
+  parallel Numba kernels; since both routes give the same bits, which one ran never shows in a result.
+  tests/test_fast_numpy.py holds each twin to that.
 * **Math** (``NUMPY_MATH``, :func:`reduce_math`): exp, log, tanh and sigmoid on float data run NumPy's SIMD loops at
-  every size (several times faster than a per-element libm call), and small float sums and products one NumPy
+  every size, and small float sums and products one NumPy
   reduction (no compile); their results are within a few ulps of the kernels', not identical. The backend's
-  ``use_numpy_math`` switch covers them (and the fused softmax's small NumPy route).
+  ``use_numpy_math`` switch covers them.
 """
 
 from __future__ import annotations
@@ -43,12 +44,6 @@ def _relu(x: np.ndarray, out: np.ndarray) -> None:
     np.maximum(x, 0, out=out)  # nan stays nan; max(-0.0, 0) is +0.0 as the kernel's (checked by the twin tests)
 
 
-def _relu_back(x: np.ndarray, d: np.ndarray, out: np.ndarray) -> None:
-    keep = x > 0  # computed before out is written: out may be x or d
-    np.copyto(out, d, where=keep)
-    np.copyto(out, 0, where=~keep)
-
-
 def _ufunc1(ufunc: np.ufunc) -> Callable[[np.ndarray, np.ndarray], None]:
     def call(x: np.ndarray, out: np.ndarray) -> None:
         ufunc(x, out=out)
@@ -74,8 +69,9 @@ MAP_TWINS: dict[str, Callable[..., None]] = {
 ZIP_TWINS: dict[str, Callable[..., None]] = {
     "add": _ufunc2(np.add), "sub": _ufunc2(np.subtract), "mul": _ufunc2(np.multiply), "div": _ufunc2(np.true_divide),
     "lt": _ufunc2(np.less), "gt": _ufunc2(np.greater), "le": _ufunc2(np.less_equal), "ge": _ufunc2(np.greater_equal),
-    "eq": _ufunc2(np.equal), "ne": _ufunc2(np.not_equal), "relu_back": _relu_back,
+    "eq": _ufunc2(np.equal), "ne": _ufunc2(np.not_equal),
 }
+"""(relu's backward has no one-pass exact NumPy form: a masked copy costs ~90 us on 8k elements, its kernel 2 us.)"""
 REDUCE_TWINS: dict[str, np.ufunc] = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
 """Integer reductions only: exact in any order (int64 wraps as the kernel's does)."""
 INT_REDUCE_START = {"sum": 0, "prod": 1, "max": np.iinfo(np.int64).min, "min": np.iinfo(np.int64).max}
@@ -103,10 +99,31 @@ def twin_dtypes(op: str, inputs: tuple[np.dtype, ...], out: np.dtype) -> bool:
     return out in FLOATS or (out == I64 and op in INTEGER_EXACT)
 
 
+try:  # NumPy 2 keeps the error state in a context variable: setting it directly costs ~0.1 us, np.errstate ~1 us
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj  # type: ignore[attr-defined]
+
+    _IGNORE = _make_extobj(all="ignore")
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - another NumPy: the public context manager
+    _extobj_contextvar = None
+
+
 def _ignoring_fp_errors(call: Callable[..., None]) -> Callable[..., None]:
+    """``call`` with NumPy's floating-point warnings off (``np.errstate(all="ignore")``) for its duration."""
+    if _extobj_contextvar is None:  # pragma: no cover
+
+        def quiet_slow(*storages: np.ndarray) -> None:
+            with np.errstate(all="ignore"):
+                call(*storages)
+
+        return quiet_slow
+    set_state, reset_state = _extobj_contextvar.set, _extobj_contextvar.reset
+
     def quiet(*storages: np.ndarray) -> None:
-        with np.errstate(all="ignore"):
+        token = set_state(_IGNORE)
+        try:
             call(*storages)
+        finally:
+            reset_state(token)
 
     return quiet
 
@@ -114,9 +131,19 @@ def _ignoring_fp_errors(call: Callable[..., None]) -> Callable[..., None]:
 _ndarray = np.ndarray
 
 
-def bound_views(fn: Callable[..., None], datas: list[TensorData], quiet: bool, *extra: Any) -> Callable[..., None] | None:
+def _whole(data: TensorData, shape: tuple[int, ...]) -> bool:
+    """``data`` is all of its storage, in row-major order, with ``shape``."""
+    return data.shape == shape and data.storage.size == data.size and data.is_contiguous()
+
+
+def bound_views(fn: Callable[..., None], datas: list[TensorData], quiet: bool, *extra: Any,
+                elementwise: bool = False) -> Callable[..., None] | None:
     """``fn(*views, *extra)`` as a function of the storages, each view with its TensorData's shape and strides (None
-    when NumPy cannot view one in place, e.g. a negative stride)."""
+    when NumPy cannot view one in place, e.g. a negative stride). ``elementwise`` calls whose operands are each all of
+    their storage in row-major order, with one shape, pass the 1-D storages themselves (no views to build)."""
+    if elementwise and all(_whole(d, datas[-1].shape) for d in datas):
+        call = fn if not extra else lambda *storages: fn(*storages, *extra)
+        return _ignoring_fp_errors(call) if quiet else call
     specs = []
     for data in datas:
         storage = data.storage
@@ -147,7 +174,7 @@ def map_twin(op: str, a: TensorData, out: TensorData) -> Callable[..., None] | N
     fn = MAP_TWINS.get(op)
     if fn is None or out.size >= TWIN_BELOW or not twin_dtypes(op, (a.dtype,), out.dtype):
         return None
-    return bound_views(fn, [a, out], op in QUIET)
+    return bound_views(fn, [a, out], op in QUIET, elementwise=True)
 
 
 def zip_twin(op: str, a: TensorData, b: TensorData, out: TensorData) -> Callable[..., None] | None:
@@ -155,7 +182,7 @@ def zip_twin(op: str, a: TensorData, b: TensorData, out: TensorData) -> Callable
     fn = ZIP_TWINS.get(op)
     if fn is None or out.size >= TWIN_BELOW or not twin_dtypes(op, (a.dtype, b.dtype), out.dtype):
         return None
-    return bound_views(fn, [a, b, out], op in QUIET)
+    return bound_views(fn, [a, b, out], op in QUIET, elementwise=True)
 
 
 def _reduce(ufunc: np.ufunc, start: int, dim: int) -> Callable[[np.ndarray, np.ndarray], None]:
@@ -180,25 +207,32 @@ def where_twin(cond: TensorData, a: TensorData, b: TensorData, out: TensorData) 
     """``where`` as an exact NumPy call of the four storages, or None."""
     if out.size >= TWIN_BELOW or cond.dtype != BOOL or not (a.dtype == b.dtype == out.dtype):
         return None
-    return bound_views(_where, [cond, a, b, out], False)
+    return bound_views(_where, [cond, a, b, out], False, elementwise=True)
 
 
-def _gather(a: np.ndarray, index: np.ndarray, out: np.ndarray, dim: int) -> None:
-    crop = a[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
-    np.copyto(out, np.take_along_axis(crop, index, axis=dim))
+def _open_grid(shape: tuple[int, ...], dim: int) -> list[Any]:
+    """Index arrays that broadcast over ``shape``, one per dim (``dim``'s left None for the index values)."""
+    nd = len(shape)
+    return [None if d == dim else np.arange(n).reshape([n if i == d else 1 for i in range(nd)]) for d, n in enumerate(shape)]
+
+
+def _gather(a: np.ndarray, index: np.ndarray, out: np.ndarray, grid: list[Any], dim: int) -> None:
+    key = list(grid)
+    key[dim] = index
+    out[...] = a[tuple(key)]
 
 
 def gather_twin(a: TensorData, dim: int, index: TensorData, out: TensorData) -> Callable[..., None] | None:
     """``gather`` (indices already checked in range) as an exact NumPy copy of the three storages, or None."""
     if out.size >= TWIN_BELOW or out.dims == 0 or not (a.dims == index.dims == out.dims) or a.dtype != out.dtype:
         return None
-    return bound_views(_gather, [a, index, out], False, dim)
+    return bound_views(_gather, [a, index, out], False, _open_grid(index.shape, dim), dim)
 
 
-def _scatter_add(src: np.ndarray, index: np.ndarray, out: np.ndarray, dim: int) -> None:
-    nd = index.ndim
-    grid = [index if d == dim else np.arange(n).reshape([n if i == d else 1 for i in range(nd)]) for d, n in enumerate(index.shape)]
-    np.add.at(out, tuple(grid), src)  # in index order, one rounded add at a time: the kernel's order
+def _scatter_add(src: np.ndarray, index: np.ndarray, out: np.ndarray, grid: list[Any], dim: int) -> None:
+    key = list(grid)
+    key[dim] = index
+    np.add.at(out, tuple(key), src)  # in index order, one rounded add at a time: the kernel's order
 
 
 def scatter_add_twin(src: TensorData, dim: int, index: TensorData, out: TensorData) -> Callable[..., None] | None:
@@ -207,7 +241,7 @@ def scatter_add_twin(src: TensorData, dim: int, index: TensorData, out: TensorDa
         return None
     if out.dtype not in (F32, F64, I64) or src.dims != out.dims:
         return None
-    return bound_views(_scatter_add, [src, index, out], out.dtype != I64, dim)
+    return bound_views(_scatter_add, [src, index, out], out.dtype != I64, _open_grid(index.shape, dim), dim)
 
 
 # --- math ------------------------------------------------------------------------------------------
@@ -226,41 +260,6 @@ def reduce_math(op: str, a: TensorData, dim: int, out: TensorData) -> Callable[.
     if op not in ("sum", "prod") or a.size >= TWIN_BELOW or a.dims == 0 or a.dtype not in FLOATS:
         return None
     return bound_views(_float_fold(np.add if op == "sum" else np.multiply, dim), [a, out], True)
-
-
-def _causal_mask(shape: tuple[int, ...]) -> np.ndarray:
-    """True above the diagonal of the last two dims: the entries causal attention hides."""
-    rows, cols = shape[-2], shape[-1]
-    return np.arange(cols)[None, :] > np.arange(rows)[:, None]
-
-
-def numpy_softmax(a: np.ndarray, out: np.ndarray, dim: int, log: bool, scale: float, causal: bool) -> None:
-    """The fused softmax's contract (``Backend.softmax``) in float64 NumPy passes, for small inputs: the shift by the
-    row max (nan ignored; a row whose max is +-inf becomes nan), then exp and the row sum."""
-    x = np.multiply(a, scale, dtype=np.float64)
-    hidden = _causal_mask(a.shape) if causal else None
-    if hidden is not None:
-        x[..., hidden] = -np.inf
-    top = np.fmax.reduce(x, axis=dim, keepdims=True, initial=-np.inf)
-    top[np.isinf(top)] = np.nan
-    x -= top
-    if hidden is not None:
-        x[..., hidden] = -np.inf
-    e = np.exp(x)
-    total = e.sum(axis=dim, keepdims=True)
-    np.copyto(out, x - np.log(total) if log else e / total, casting="unsafe")
-
-
-def numpy_softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, dim: int, log: bool, scale: float) -> None:
-    """``Backend.softmax_backward`` in float64 NumPy passes: scale * y * (g - sum(g y)), or for log_softmax's
-    result y, scale * (g - exp(y) sum(g))."""
-    g64 = g.astype(np.float64)
-    y64 = y.astype(np.float64)
-    if log:
-        grad = g64 - np.exp(y64) * g64.sum(axis=dim, keepdims=True)
-    else:
-        grad = y64 * (g64 - (g64 * y64).sum(axis=dim, keepdims=True))
-    np.copyto(out, grad * scale if scale != 1.0 else grad, casting="unsafe")
 
 
 def numpy_sigmoid(x: np.ndarray, out: np.ndarray) -> None:
