@@ -162,3 +162,13 @@ def test_large_work_and_other_dtypes_take_the_kernels() -> None:
     assert fast_numpy.map_twin("id", small, TensorData(np.zeros(8, np.int64), (8,))) is None
     assert fast_numpy.map_twin("exp", small, small) is None
     assert fast_numpy.zip_twin("max", small, small, small) is None  # -0.0 vs 0.0 order: the kernel's rule differs
+
+
+def test_a_plan_serves_longer_storages_of_the_same_layout() -> None:
+    """Plans are keyed by shape and strides; a later call may view a longer storage (a 0-d scalar at a buffer's tail)."""
+    buffer = np.arange(4.0)
+    for start in (3, 1, 0):  # storages of 1, 3 and 4 elements, one layout
+        x = TensorData(buffer[start:], ())
+        out = TensorData(np.zeros(2), ())
+        twins.zip("add", x, x, out)
+        assert out.storage[0] == 2 * buffer[start] and out.storage[1] == 0

@@ -131,19 +131,32 @@ def _ignoring_fp_errors(call: Callable[..., None]) -> Callable[..., None]:
 _ndarray = np.ndarray
 
 
-def _whole(data: TensorData, shape: tuple[int, ...]) -> bool:
-    """``data`` is all of its storage, in row-major order, with ``shape``."""
-    return data.shape == shape and data.storage.size == data.size and data.is_contiguous()
+def _dense(data: TensorData, shape: tuple[int, ...]) -> bool:
+    """``data`` is the first ``size`` elements of its storage in row-major order, with ``shape`` (a property of its
+    shape and strides alone, which key the plans)."""
+    return data.shape == shape and data.is_contiguous()
 
 
 def bound_views(fn: Callable[..., None], datas: list[TensorData], quiet: bool, *extra: Any,
                 elementwise: bool = False) -> Callable[..., None] | None:
     """``fn(*views, *extra)`` as a function of the storages, each view with its TensorData's shape and strides (None
-    when NumPy cannot view one in place, e.g. a negative stride). ``elementwise`` calls whose operands are each all of
-    their storage in row-major order, with one shape, pass the 1-D storages themselves (no views to build)."""
-    if elementwise and all(_whole(d, datas[-1].shape) for d in datas):
-        call = fn if not extra else lambda *storages: fn(*storages, *extra)
-        return _ignoring_fp_errors(call) if quiet else call
+    when NumPy cannot view one in place, e.g. a negative stride). ``elementwise`` calls whose operands are each the
+    start of their storage in row-major order, with one shape, pass the 1-D storages (no views to build)."""
+    if elementwise and not extra and all(_dense(d, datas[-1].shape) for d in datas):
+        n = datas[-1].size  # a later call with this plan may bring longer storages (a scalar viewing a buffer's tail)
+        if len(datas) == 2:
+
+            def flat(x: np.ndarray, out: np.ndarray) -> None:
+                fn(x if x.size == n else x[:n], out if out.size == n else out[:n])
+        elif len(datas) == 3:
+
+            def flat(x: np.ndarray, y: np.ndarray, out: np.ndarray) -> None:  # type: ignore[misc]
+                fn(x if x.size == n else x[:n], y if y.size == n else y[:n], out if out.size == n else out[:n])
+        else:
+
+            def flat(*storages: np.ndarray) -> None:  # type: ignore[misc]
+                fn(*[x if x.size == n else x[:n] for x in storages])
+        return _ignoring_fp_errors(flat) if quiet else flat
     specs = []
     for data in datas:
         storage = data.storage
