@@ -977,3 +977,27 @@ def test_repeated_layouts_reuse_plans_with_new_values() -> None:
         fast.zip("mul", ta, fast.from_numpy(b[0]), z)
         fast.map("neg", z, z)
         np.testing.assert_array_equal(fast.to_numpy(z), -(a * b[0]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_scaled_is_one_rounding_of_a_plus_alpha_b(dtype: type) -> None:
+    """add_scaled (SGD's p.add_(g, alpha=-lr)): a + alpha * b computed in float64 and rounded once, on contiguous,
+    permuted and broadcast operands and in place; the default (simple) rounds alpha * b first, within an ulp."""
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((6, 7)).astype(dtype), rng.standard_normal((6, 7)).astype(dtype)
+    alpha = np.array(-0.37, dtype=dtype)
+    want = (a.astype(np.float64) + np.float64(alpha) * b.astype(np.float64)).astype(dtype)
+    for a_data, b_data in ((laid_out(a, (0, 1)), laid_out(b, (0, 1))), (laid_out(a, (1, 0)), laid_out(b, (1, 0)))):
+        out = fast.empty((6, 7), np.dtype(dtype))
+        fast.add_scaled(a_data, b_data, fast.from_numpy(alpha), out)
+        np.testing.assert_array_equal(fast.to_numpy(out), want)
+        ref = simple.empty((6, 7), np.dtype(dtype))
+        simple.add_scaled(a_data, b_data, simple.from_numpy(alpha), ref)
+        np.testing.assert_allclose(simple.to_numpy(ref), want, rtol=2 * np.finfo(dtype).eps)
+    row = laid_out(b[:1], (0, 1))  # broadcast along dim 0
+    out = fast.empty((6, 7), np.dtype(dtype))
+    fast.add_scaled(laid_out(a, (0, 1)), row, fast.from_numpy(alpha), out)
+    np.testing.assert_array_equal(fast.to_numpy(out), (a.astype(np.float64) + np.float64(alpha) * b[:1].astype(np.float64)).astype(dtype))
+    in_place = laid_out(a, (0, 1))
+    fast.add_scaled(in_place, laid_out(b, (0, 1)), fast.from_numpy(alpha), in_place)
+    np.testing.assert_array_equal(fast.to_numpy(in_place), want)

@@ -239,6 +239,14 @@ class Backend(ABC):
         """grad_input = grad * GELU'(a) (the ``gelu_back``/``gelu_tanh_back`` ops); all three of one shape."""
         self.zip("gelu_tanh_back" if approximate == "tanh" else "gelu_back", a, grad, grad_input)
 
+    def add_scaled(self, a: TensorData, b: TensorData, alpha: TensorData, out: TensorData) -> None:
+        """out = a + alpha * b (``torch.add(a, b, alpha=alpha)``, an optimizer's ``p - lr g``): ``alpha`` one element
+        that broadcasts, ``a``/``b`` broadcast to ``out.shape`` (``out`` may be ``a``). This default takes two passes
+        (alpha * b rounded to ``out``'s dtype, then the add); a backend may fuse them into one pass that rounds once."""
+        scaled = self.empty(out.shape, out.dtype)
+        self.zip("mul", b, alpha, scaled)
+        self.zip("add", a, scaled, out)
+
     def write_values(self, data: TensorData, values: Sequence[float | int | bool]) -> None:
         """Set the first ``len(values)`` elements of the storage of contiguous ``data`` to ``values``: a few host numbers
         per step, such as an optimizer's bias corrections (the cuda backend writes them with one launch, no copy)."""

@@ -268,6 +268,17 @@ class FastBackend(FusedKernels, HostBackend):
         args = (cond.storage, a.storage, b.storage, out.storage, *planned_layout(out, [cond, a, b]))
         launch(out.size, "where_kernel", "extra", "", DEFAULT_COMPUTE, *args)
 
+    def add_scaled(self, a: TensorData, b: TensorData, alpha: TensorData, out: TensorData) -> None:
+        """One pass in float64 (a + alpha b rounded once, as an FMA would), float data only; else the default."""
+        if out.size == 0:
+            return
+        if out.dtype.kind != "f" or a.dtype.kind != "f" or b.dtype.kind != "f" or alpha.size != 1:
+            super().add_scaled(a, b, alpha, out)
+            return
+        scale = TensorData(alpha.storage, (1,), (0,)) if alpha.dims == 0 else alpha
+        args = (a.storage, b.storage, scale.storage, out.storage, *planned_layout(out, [a, b]))
+        launch(out.size, "add_scaled_kernel", "extra", "", DEFAULT_COMPUTE, *args)
+
     def gather(self, a: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """Parallel over out's elements: out and index walked like an element-wise op, a offset by index * stride."""
         if out.size == 0:

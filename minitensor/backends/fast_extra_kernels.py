@@ -1,4 +1,4 @@
-"""Numba kernels of the ``fast`` backend that take no op: where, gather, scatter_add and sort.
+"""Numba kernels of the ``fast`` backend that take no op: where, add_scaled, gather, scatter_add and sort.
 
 Like the op template :mod:`minitensor.backends.fast_kernels`, this file is copied by
 :mod:`minitensor.backends.fast_codegen` into the fingerprinted cache directory (family "extra") and
@@ -8,7 +8,7 @@ and are converted on store to the output's dtype.
 
 Calling conventions follow the template:
 
-* element-wise kernels (``where``, ``gather``) walk ``shape`` (the coalesced output shape) with
+* element-wise kernels (``where``, ``add_scaled``, ``gather``) walk ``shape`` (the coalesced output shape) with
   ``strides`` one row per operand, ``out`` first, in ``n_chunks`` chunks of ``per_chunk`` elements.
 * row kernels (``scatter_add``, ``sort``) walk rows along one dim: ``shape``/``strides`` describe the
   coalesced other dims (one row of strides per operand, the written one first), chunks hold
@@ -58,6 +58,43 @@ def where_kernel(cond, a, b, out, shape, strides, n_chunks, per_chunk):
                     out[po + k * so] = a[pa + k * sa]
                 else:
                     out[po + k * so] = b[pb + k * sb]
+            e += run
+            next_row(index, shape, strides, pos, start)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True)
+def add_scaled_kernel(a, b, alpha, out, shape, strides, n_chunks, per_chunk):
+    """out = a + alpha[0] * b over ``shape`` in float64, rounded once on store; ``strides`` rows are (out, a, b)."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    so = strides[0, nd - 1]
+    sa = strides[1, nd - 1]
+    sb = strides[2, nd - 1]
+    scale = np.float64(alpha[0])
+    for c in prange(n_chunks):
+        e = c * per_chunk
+        end = min(e + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(3, np.int64)
+        start_positions(e, shape, strides, index, pos)
+        while e < end:
+            start = index[nd - 1]
+            run = min(inner - start, end - e)
+            po = pos[0]
+            pa = pos[1]
+            pb = pos[2]
+            if so == 1 and sa == 1 and sb == 1:
+                out_run = out[po : po + run]
+                a_run = a[pa : pa + run]
+                b_run = b[pb : pb + run]
+                for k in range(run):
+                    out_run[k] = np.float64(a_run[k]) + scale * np.float64(b_run[k])
+            else:
+                for k in range(run):
+                    out[po + k * so] = np.float64(a[pa + k * sa]) + scale * np.float64(b[pb + k * sb])
             e += run
             next_row(index, shape, strides, pos, start)
 

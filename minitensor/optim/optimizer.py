@@ -55,6 +55,12 @@ def zip_(op: str, a: Tensor, b: Any, out: Tensor | None = None) -> Tensor:
     return out
 
 
+def add_scaled_(a: Tensor, b: Tensor, alpha: Tensor, out: Tensor) -> Tensor:
+    """``out = a + alpha * b`` (``alpha`` a 0-d tensor), one backend call (``Backend.add_scaled``)."""
+    a.backend.add_scaled(a._data, b._data, alpha._data, out._data)
+    return out
+
+
 def map_(op: str, a: Tensor, out: Tensor | None = None) -> Tensor:
     """``out = op(a)`` element-wise, written into ``out`` (a fresh tensor when None)."""
     backend, data = a.backend, a._data

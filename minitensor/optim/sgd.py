@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_number, map_, zip_
+from .optimizer import Optimizer, add_scaled_, check_number, map_, zip_
 
 __all__ = ["SGD"]
 
@@ -40,7 +40,7 @@ class SGD(Optimizer):
 
     def _scalars(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> dict[str, float]:
         return {"weight_decay": group["weight_decay"], "momentum": group["momentum"],
-                "undamped": 1 - group["dampening"], "lr": group["lr"]}
+                "undamped": 1 - group["dampening"], "neg_lr": -group["lr"]}
 
     def _group_structure(self, group: dict[str, Any]) -> tuple:
         return (group["maximize"], group["weight_decay"] != 0, group["momentum"] != 0, group["dampening"] == 0,
@@ -61,7 +61,7 @@ class SGD(Optimizer):
                 damped = g if group["dampening"] == 0 else zip_("mul", g, scalars["undamped"])
                 zip_("add", buf, damped, out=buf)
             g = zip_("add", g, zip_("mul", buf, momentum)) if group["nesterov"] else buf
-        zip_("sub", p, zip_("mul", g, scalars["lr"]), out=p)
+        add_scaled_(p, g, scalars["neg_lr"], out=p)  # p.add_(g, alpha=-lr), as PyTorch's SGD
 
 
 def _check_flags(differentiable: bool, fused: bool | None) -> None:
