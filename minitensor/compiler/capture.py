@@ -34,7 +34,7 @@ ALLOCATORS = ("empty", "zeros", "from_numpy", "constant")
 NOT_KERNELS = frozenset({"to_numpy", "synchronize", *ALLOCATORS})
 OUTPUTS: dict[str, tuple[int, ...]] = {
     "map": (-1,), "zip": (-1,), "reduce": (-1,), "matmul": (-1,), "where": (-1,), "gather": (-1,),
-    "scatter_add": (-1,), "scan": (-1,), "sort": (-2, -1),
+    "scatter_add": (-1,), "scan": (-1,), "sort": (-2, -1), "add_scaled": (-1,),
 }
 """Positions of the written arguments of the documented kernels; any other kernel is assumed to write every
 TensorData argument it gets (conservative: it only costs refills and copies)."""
