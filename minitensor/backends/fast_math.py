@@ -1,8 +1,8 @@
 """Branch-free ``exp``, ``log``, ``tanh`` and ``sigmoid`` that LLVM can vectorise, for the ``fast`` kernels.
 
 Numba lowers ``math.exp`` and friends to scalar libm calls, which no loop vectoriser can widen (SVML would, but
-PyPI's llvmlite is not built with it). These versions use only float arithmetic, selects (:func:`select`), fused
-multiply-adds (:func:`fma`) and integer operations on the float's bits (:func:`as_bits`/:func:`from_bits`): all
+PyPI's llvmlite is not built with it). These versions use only float arithmetic and the intrinsics of
+:mod:`minitensor.backends.fast_intrinsics` (selects, fused multiply-adds, integer operations on the float's bits): all
 plain LLVM instructions, so a kernel loop calling them (LLVM inlines them) becomes SIMD code; such kernels call
 :func:`prefer_wide` for 512-bit vectors. :mod:`minitensor.operators` keeps the ``math``-module versions as the
 readable reference (the ``simple`` backend uses them); :mod:`minitensor.backends.fast_kernels` rebinds its op table
@@ -29,177 +29,22 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, types
-from numba.core.extending import intrinsic, overload
+from numba.core.extending import overload
 
-# --- bit casts ------------------------------------------------------------------------------------
-
-
-def _as_bits(typingctx, x):  # type: ignore[no-untyped-def]
-    """The IEEE 754 bits of a float64 as an int64 (one LLVM bitcast: vectorises)."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
-
-
-as_bits: Callable[..., Any] = intrinsic(_as_bits)
-
-
-def _from_bits(typingctx, n):  # type: ignore[no-untyped-def]
-    """The float64 whose IEEE 754 bits are the int64 ``n`` (one LLVM bitcast: vectorises)."""
-    if n != types.int64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
-
-
-from_bits: Callable[..., Any] = intrinsic(_from_bits)
-
-
-def _fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
-    """a * b + c rounded once (llvm.fma: one instruction where the CPU has FMA, and it vectorises)."""
-    if not (a == b == c and a in (types.float64, types.float32)):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.fma(*args)
-
-    return a(a, a, a), codegen
-
-
-fma: Callable[..., Any] = intrinsic(_fma)
-
-
-def _recip_estimate(typingctx, d):  # type: ignore[no-untyped-def]
-    """1 / d to float32 precision (relative error 2^-24), as a float64: a float32 division, which the CPU does for
-    twice the lanes at the cost of one float64 division (the division is these functions' slowest step)."""
-    if d != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        single = builder.fptrunc(args[0], ir.FloatType())
-        return builder.fpext(builder.fdiv(ir.Constant(ir.FloatType(), 1.0), single), ir.DoubleType())
-
-    return types.float64(types.float64), codegen
-
-
-recip_estimate: Callable[..., Any] = intrinsic(_recip_estimate)
-
-
-def _select(typingctx, condition, a, b):  # type: ignore[no-untyped-def]
-    """``a if condition else b`` as one LLVM select: no branch and no phi in Numba's IR (a conditional expression
-    inlined two levels deep trips Numba's SSA checks), and it vectorises as a blend."""
-    kind = types.unliteral(a)
-    if condition != types.boolean or types.unliteral(b) != kind or kind not in (types.float64, types.float32, types.int64):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.select(*args)
-
-    return kind(types.boolean, kind, kind), codegen
-
-
-select: Callable[..., Any] = intrinsic(_select)
-
-
-def _prefer_wide(typingctx):  # type: ignore[no-untyped-def]
-    """Ask LLVM to vectorise the function this is called in with 512-bit registers where the CPU has them (LLVM
-    defaults to 256 on AVX-512 machines; these functions are arithmetic-bound, so wider is faster). Kernels whose
-    loops inline these functions call it; the functions themselves are plain ``njit`` (LLVM inlines them, Numba
-    compiles each once per process instead of once per kernel)."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        # llvmlite only names standard attributes; this string one is what clang's -mprefer-vector-width sets.
-        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
-        return context.get_dummy_value()
-
-    return types.none(), codegen
-
-
-def _no_hint(typingctx):  # type: ignore[no-untyped-def]
-    """Nothing: what a kernel calls in place of :func:`prefer_wide` when its op is not one of these functions."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return context.get_dummy_value()
-
-    return types.none(), codegen
-
-
-prefer_wide: Callable[..., Any] = intrinsic(_prefer_wide)
-no_hint: Callable[..., Any] = intrinsic(_no_hint)
-
-
-def _fdiv32(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """a / b in float32 with IEEE results at b == 0 (Numba's ``/`` tests b and raises: a branch per element)."""
-    if not (a == b == types.float32):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.fdiv(*args)
-
-    return types.float32(types.float32, types.float32), codegen
-
-
-def _exp2_scale32(typingctx, p, shifted):  # type: ignore[no-untyped-def]
-    """p 2^k for float32 ``p`` and k = bits(shifted) - bits(1.5 * 2^23), as 2^(k >> 1) 2^(k - (k >> 1)): both
-    factors normal for |k| <= 252, so a result in the subnormals rounds once. Integer work in int32, in LLVM (Numba
-    would widen int32 arithmetic to int64)."""
-    if not (p == shifted == types.float32):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        i32 = ir.IntType(32)
-        k = builder.sub(builder.bitcast(args[1], i32), ir.Constant(i32, 0x4B400000))
-        k1 = builder.ashr(k, ir.Constant(i32, 1))
-
-        def power(e):  # type: ignore[no-untyped-def]
-            return builder.bitcast(builder.shl(builder.add(e, ir.Constant(i32, 127)), ir.Constant(i32, 23)), ir.FloatType())
-
-        return builder.fmul(builder.fmul(args[0], power(k1)), power(builder.sub(k, k1)))
-
-    return types.float32(types.float32, types.float32), codegen
-
-
-def _log_split32(typingctx, x):  # type: ignore[no-untyped-def]
-    """(z, k) with float32 x = 2^k z, z in [sqrt(1/2), sqrt(2)), for positive normal x (musl's logf reduction)."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        i32 = ir.IntType(32)
-        ix = builder.add(builder.bitcast(args[0], i32), ir.Constant(i32, 0x3F800000 - 0x3F3504F3))
-        k = builder.sub(builder.ashr(ix, ir.Constant(i32, 23)), ir.Constant(i32, 0x7F))
-        z = builder.bitcast(builder.add(builder.and_(ix, ir.Constant(i32, 0x007FFFFF)), ir.Constant(i32, 0x3F3504F3)), ir.FloatType())
-        return context.make_tuple(builder, signature.return_type, (z, builder.sitofp(k, ir.FloatType())))
-
-    return types.UniTuple(types.float32, 2)(types.float32), codegen
-
-
-def _copysign(typingctx, magnitude, sign):  # type: ignore[no-untyped-def]
-    """|magnitude| with the sign bit of ``sign`` (llvm.copysign, so -0 keeps its sign)."""
-    if not (magnitude == sign and magnitude in (types.float32, types.float64)):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        kind = args[0].type
-        fn = builder.module.declare_intrinsic("llvm.copysign", [kind], ir.FunctionType(kind, [kind, kind]))
-        return builder.call(fn, args)
-
-    return magnitude(magnitude, magnitude), codegen
-
-
-copysign: Callable[..., Any] = intrinsic(_copysign)
-fdiv32: Callable[..., Any] = intrinsic(_fdiv32)
-exp2_scale32: Callable[..., Any] = intrinsic(_exp2_scale32)
-log_split32: Callable[..., Any] = intrinsic(_log_split32)
+from .fast_intrinsics import (  # LLVM instructions Numba has no spelling for
+    as_bits,
+    copysign,
+    exp2_scale32,
+    fdiv32,
+    fma,
+    from_bits,
+    log_split32,
+    no_hint,  # noqa: F401 - re-exported for the kernel templates
+    prefer_wide,  # noqa: F401
+    recip_estimate,
+    select,
+)
 
 
 @njit(inline="always")
