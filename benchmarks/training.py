@@ -375,9 +375,10 @@ COMPILED_MODES = ("eager", "compiled", "fused")
 """Rows of --compiled: eager, minitensor.compile (default mode), and mode="max-autotune" (element-wise fusion)."""
 
 
-def compiled_rows(backends: list[str], repeats: int) -> list[dict]:
+def compiled_rows(backends: list[str], repeats: int, threads: int | None = None) -> list[dict]:
     """Eager and compiled split epoch and MLP step on each available backend but simple, with PyTorch's times
-    (its own process, as in the main table)."""
+    (its own process, as in the main table); ``threads`` holds both libraries to that many threads (minitensor's
+    Numba and BLAS threads, PyTorch's intra-op threads), else each runs with its defaults."""
     rows = []
     torch_ref: dict[str, Any] = {}
     for backend in backends:
@@ -400,7 +401,7 @@ def compiled_rows(backends: list[str], repeats: int) -> list[dict]:
             times[label] = (median_time(run_epoch, repeats, warmup=2), median_time(mnist, repeats * 5, warmup=3))
         device = "cuda" if backend == "cuda" else "cpu"
         if device not in torch_ref:
-            torch_ref[device] = torch_times_in_subprocess(device, repeats)
+            torch_ref[device] = torch_times_in_subprocess(device, repeats, threads)
         rows.append({"backend": backend, **times, "torch": torch_ref[device]})
     return rows
 
@@ -416,14 +417,20 @@ def print_compiled_rows(rows: list[dict]) -> None:
             print(f"{r['backend']:9} {mode:9} {epoch:14.4f} {ratio1:>9} {step * 1e3:19.3f} {ratio2:>9}")
         if ref:
             print(f"{'torch':9} {'eager':9} {ref[0]:14.4f} {'1.00x':>9} {ref[1] * 1e3:19.3f} {'1.00x':>9}")
-    print(f"(medians; ratios are time / PyTorch's time, < 1 is faster; numba threads {_threads()})")
+    print(f"(medians; ratios are time / PyTorch's time, < 1 is faster; numba threads {_threads()}; with --threads, BLAS "
+          "and PyTorch threads too)")
 
 
 # --- main -------------------------------------------------------------------------------------
 
 
-def torch_times(device: str, repeats: int) -> tuple[float, float] | None:
-    """(split epoch s, 784-128-10 step s) for PyTorch on ``device``, or None without PyTorch."""
+def torch_times(device: str, repeats: int, threads: int | None = None) -> tuple[float, float] | None:
+    """(split epoch s, 784-128-10 step s) for PyTorch on ``device`` (``threads``: its intra-op thread count), or None
+    without PyTorch."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     fns = torch_fns(device)
     if fns is None:
         return None
@@ -432,10 +439,10 @@ def torch_times(device: str, repeats: int) -> tuple[float, float] | None:
     return t_epoch, median_time(mnist_step, repeats * 5)
 
 
-def torch_times_in_subprocess(device: str, repeats: int) -> tuple[float, float] | None:
-    """torch_times in a fresh process: each library runs with its own threading defaults, and neither's
-    idle worker threads compete with the other's (as they would in one process, which no user runs)."""
-    times = in_fresh_process(f"torch_times({device!r}, {repeats})", f"torch ({device})")
+def torch_times_in_subprocess(device: str, repeats: int, threads: int | None = None) -> tuple[float, float] | None:
+    """torch_times in a fresh process: each library runs with its own threading defaults (or ``threads``), and
+    neither's idle worker threads compete with the other's (as they would in one process, which no user runs)."""
+    times = in_fresh_process(f"torch_times({device!r}, {repeats}, {threads!r})", f"torch ({device})")
     return None if times is None else (times[0], times[1])
 
 
@@ -492,7 +499,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--simple-steps", type=int, default=1, help="steps timed on the simple backend (default 1)")
     parser.add_argument("--blas-row", action="store_true",
                         help="add a fast-backend row with BLAS held to one thread for the whole run (threadpoolctl)")
-    parser.add_argument("--threads", type=int, default=None, help="Numba threads for the fast backend (default: all cores)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="Numba threads for the fast backend (default: all cores); with --compiled, BLAS and PyTorch threads too")
     parser.add_argument("--gpt-threads", type=int, default=1,
                         help="Numba and BLAS threads for the GPT row (default 1, run_gpt.py's default)")
     parser.add_argument("--gpt-only", action="store_true", help="only the GPT row")
@@ -508,7 +516,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.compiled:
         if args.threads:
             numba_threads(args.threads)
-        compiled = compiled_rows(args.backends, args.repeats)
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(args.threads, user_api="blas"):
+                compiled = compiled_rows(args.backends, args.repeats, args.threads)
+        else:
+            compiled = compiled_rows(args.backends, args.repeats)
         print_compiled_rows(compiled)
         return compiled
     if args.gpt_only:
