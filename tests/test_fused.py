@@ -244,3 +244,22 @@ def test_freed_host_buffers_are_reused_without_page_faults() -> None:
     for _ in range(10):
         step()
     assert resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before < 1000
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_dense_small_softmax_kernels_match_the_general_ones_bit_for_bit(log: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small contiguous inputs along the last dim take the dense-rows kernels (cheaper to compile); they run the same
+    row functions as the general kernels, so forward and backward results are identical."""
+    rng = np.random.default_rng(7)
+    x, g = rng.normal(size=(6, 11)) * 4, rng.normal(size=(6, 11))
+    results = []
+    for dense in (True, False):
+        if not dense:
+            monkeypatch.setattr(fast_fused, "_dense", lambda *data: False)
+        a = mt.tensor(x, dtype=mt.float32, backend="fast", requires_grad=True)
+        out = (F.log_softmax if log else F.softmax)(a, dim=-1)
+        out.backward(mt.tensor(g, dtype=mt.float32, backend="fast"))
+        assert a.grad is not None
+        results.append((out.to_numpy(), a.grad.to_numpy()))
+    for dense_result, general_result in zip(*results):
+        np.testing.assert_array_equal(dense_result, general_result)

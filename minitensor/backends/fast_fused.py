@@ -43,6 +43,11 @@ def _step(data: TensorData, dim: int) -> int:
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _dense(first: TensorData, *others: TensorData) -> bool:
+    """All of one shape, row-major contiguous from the start of their storages (so rows are consecutive slices)."""
+    return first.size > 0 and all(x.shape == first.shape and x.is_contiguous() for x in (first, *others))
+
+
 class FusedKernels(Backend):
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax: one
     Numba row pass (scale, causal mask, row max), NumPy's SIMD exp in place (~10x a Numba ``math.exp`` per element
@@ -60,9 +65,13 @@ class FusedKernels(Backend):
         dim = normalize_dim(dim, a.dims)
         if causal and (a.dims < 2 or dim != a.dims - 1):
             raise ValueError(f"softmax: causal needs dim to be the last of >= 2 dims, got dim {dim} of shape {a.shape}")
+        small = a.size < SMALL_SOFTMAX
+        if small and not causal and scale == 1.0 and dim == a.dims - 1 and _dense(a, out):
+            kernel = fast_launch.find_kernel("softmax_dense_rows_kernel", "fused", "", DEFAULT_COMPUTE, False)
+            kernel(a.storage, out.storage, a.size // a.shape[dim], a.shape[dim], 2 if log else 1)
+            return
         a = _positive_step(self, a, dim)
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a], natural=True)
-        small = a.size < SMALL_SOFTMAX
         args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks, per_chunk,
                 float(scale), a.shape[-2] if causal else 0, (2 if log else 1) if small else 0)
         launch(a.size, "softmax_shift_kernel", *args)
@@ -88,6 +97,10 @@ class FusedKernels(Backend):
             super().softmax_backward(grad, out, dim, grad_input, log, scale)
             return
         dim = normalize_dim(dim, out.dims)
+        if out.size < SMALL_SOFTMAX and scale == 1.0 and dim == out.dims - 1 and _dense(grad, out, grad_input):
+            kernel = fast_launch.find_kernel("softmax_backward_dense_rows_kernel", "fused", "", DEFAULT_COMPUTE, False)
+            kernel(grad.storage, out.storage, grad_input.storage, out.size // out.shape[dim], out.shape[dim], log)
+            return
         if not log or out.size < SMALL_SOFTMAX:
             grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
             out = _positive_step(self, out, dim)
