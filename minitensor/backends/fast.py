@@ -27,7 +27,7 @@ from ..tensor_data import MAX_DIMS, TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
 from .fast_fused import FusedKernels
-from .fast_launch import SERIAL_BELOW, find_kernel, launch
+from .fast_launch import SERIAL_BELOW, find_kernel, launch, lazy_kernel
 from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are part of this module's interface
     NUMPY_MATH,
     THREADED_MATH_MIN,
@@ -91,16 +91,18 @@ def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Any, Callabl
     fn = NUMPY_MATH.get(op)
     if not (a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape):
         fn = None
-    parallel = out.size >= SERIAL_BELOW
-    kernel = find_kernel("map_kernel", "map", op, compute_type(a), parallel)
-    return fn, map_twin(op, a, out), kernel, planned_layout(out, [a])
+    twin = map_twin(op, a, out)
+    lookup = lazy_kernel if twin or fn else find_kernel
+    kernel = lookup("map_kernel", "map", op, compute_type(a), out.size >= SERIAL_BELOW)
+    return fn, twin, kernel, planned_layout(out, [a])
 
 
 def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[Any, Callable[..., Any], tuple]:
     """(exact NumPy twin or None, kernel, layout arguments) of ``zip(op, a, b, out)``; ``out`` is not empty."""
-    parallel = out.size >= SERIAL_BELOW
-    kernel = find_kernel("zip_kernel", "zip", op, compute_type(a, b), parallel)
-    return zip_twin(op, a, b, out), kernel, planned_layout(out, [a, b])
+    twin = zip_twin(op, a, b, out)
+    lookup = lazy_kernel if twin else find_kernel
+    kernel = lookup("zip_kernel", "zip", op, compute_type(a, b), out.size >= SERIAL_BELOW)
+    return twin, kernel, planned_layout(out, [a, b])
 
 
 def compute_type(*inputs: TensorData) -> str:
@@ -199,9 +201,11 @@ class FastBackend(FusedKernels, HostBackend):
             if parts > 1:
                 self._reduce_split(op, a, dim, out, parts)
                 return
+            twin, math_route = reduce_twin(op, a, dim, out), reduce_math(op, a, dim, out)
             kernel, args = reduce_plan(a, dim, out)
-            found = find_kernel(kernel, "reduce", op, compute_type(a), a.size >= SERIAL_BELOW)
-            plan = cached(_reduce_calls, key, lambda: (reduce_twin(op, a, dim, out), reduce_math(op, a, dim, out), found, args))
+            lookup = lazy_kernel if twin or math_route else find_kernel
+            found = lookup(kernel, "reduce", op, compute_type(a), a.size >= SERIAL_BELOW)
+            plan = cached(_reduce_calls, key, lambda: (twin, math_route, found, args))
         twin, math_route, kernel_fn, args = plan
         if twin is not None and self.use_numpy_twins:
             twin(a.storage, out.storage)

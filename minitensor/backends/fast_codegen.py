@@ -69,7 +69,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 STALE_DAYS = 30
 """Fingerprint directories not used for this many days are pruned."""
-COMPILE_NOTICE = "minitensor: compiling fast-backend kernels, once per machine (about 20 s); later runs load them from"
+COMPILE_NOTICE = "minitensor: compiling fast-backend kernels on first use, once per machine; later runs load them from"
 
 _lock = threading.Lock()
 _noticed = False

@@ -106,6 +106,16 @@ def find_kernel(kernel: str, family: str, op: str, compute: str, parallel: bool)
     return fn
 
 
+def lazy_kernel(kernel: str, family: str, op: str, compute: str, parallel: bool) -> Callable[..., Any]:
+    """:func:`find_kernel` at the first call instead of now: for a plan that normally takes a NumPy route, so its kernel
+    module is not written, imported or announced as compiling unless the kernel does run."""
+
+    def call(*args: Any) -> Any:
+        return find_kernel(kernel, family, op, compute, parallel)(*args)
+
+    return call
+
+
 def serialized(kernel: Callable[..., Any]) -> Callable[..., Any]:
     """``kernel`` called under one process-wide lock (the workqueue layer cannot run two parallel launches)."""
 
