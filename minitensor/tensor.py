@@ -12,7 +12,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import History, RemovableHandle, _ids, add_hook, is_grad_enabled, new_hook_dict, node_of, run_backward
 from .backends import Backend, backend_names, get_backend
-from .backends.base import HostBackend
+from .backends.base import is_host
 from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .tensor_arith import ArithMethods
@@ -201,7 +201,7 @@ class Tensor(
         dtype = self._data.dtype if dtype is None else dtype
         number = type(value) is float or type(value) is int
         # Only host storage (device arrays die with their context); -0.0 == 0.0, so zeros are keyed by their sign too.
-        cacheable = number and _is_host(self.backend)
+        cacheable = number and is_host(self.backend)
         if cacheable:
             key = (self.backend, dtype, value, math.copysign(1.0, value) if value == 0 else 1.0)
             constant = _constants.get(key)
@@ -475,18 +475,6 @@ class Tensor(
 
 
 _new = object.__new__
-_host_types: dict[type, bool] = {}
-
-
-def _is_host(backend: Backend) -> bool:
-    """``isinstance(backend, HostBackend)``, cached per class (an ABC isinstance is slow on a hot path)."""
-    kind = type(backend)
-    host = _host_types.get(kind)
-    if host is None:
-        host = _host_types[kind] = isinstance(backend, HostBackend)
-    return host
-
-
 def _result(data: TensorData, backend: Backend) -> Tensor:
     """``Tensor(data, backend)`` for a kernel's fresh result: a leaf without history that does not require grad
     (the constructor's checks cannot fail, so they are skipped: this runs for every op)."""

@@ -319,6 +319,18 @@ class HostBackend(Backend):
         data.storage[: len(values)] = values
 
 
+_host_types: dict[type, bool] = {}
+
+
+def is_host(backend: Backend) -> bool:
+    """``isinstance(backend, HostBackend)`` (NumPy storage), cached per class: an ABC isinstance is slow on a hot path."""
+    kind = type(backend)
+    host = _host_types.get(kind)
+    if host is None:
+        host = _host_types[kind] = isinstance(backend, HostBackend)
+    return host
+
+
 def strided_view(data: TensorData, writeable: bool = False) -> np.ndarray:
     """A NumPy array viewing ``data``'s host storage with its shape and strides (no copy)."""
     storage = data.storage

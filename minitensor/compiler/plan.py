@@ -17,25 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import Backend, HostBackend, strided_view
+from ..backends.base import Backend, is_host, strided_view
 from ..tensor_data import TensorData
 from .capture import Alloc, Op, Trace, root_of
 from .fuse import fuse
 from .plan_fast import bind_fast
 
 Call = Callable[[], Any]
-
-
-_host_types: dict[type, bool] = {}
-
-
-def is_host(backend: Backend) -> bool:
-    """Whether ``backend`` keeps NumPy storage (a cached isinstance: ABC checks are slow on a hot path)."""
-    kind = type(backend)
-    host = _host_types.get(kind)
-    if host is None:
-        host = _host_types[kind] = isinstance(backend, HostBackend)
-    return host
 
 
 def copy_into(backend: Backend, src: TensorData, dst: TensorData) -> None:
