@@ -1001,3 +1001,39 @@ def test_add_scaled_is_one_rounding_of_a_plus_alpha_b(dtype: type) -> None:
     in_place = laid_out(a, (0, 1))
     fast.add_scaled(in_place, laid_out(b, (0, 1)), fast.from_numpy(alpha), in_place)
     np.testing.assert_array_equal(fast.to_numpy(in_place), want)
+
+
+IN_PLACE_CASES = [("map", "neg", "a"), ("map", "sqrt", "a"), ("zip", "sub", "a"), ("zip", "sub", "b"),
+                  ("zip", "mul", "a"), ("zip", "div", "scalar"), ("add_scaled", "", "a")]
+
+
+@pytest.mark.parametrize("family,op,written,dtype",
+                         [(*case, dtype) for case in IN_PLACE_CASES for dtype in (np.float32, np.float64, np.int64)
+                          if dtype != np.int64 or case[1] != "sqrt" and case[0] != "add_scaled"])
+def test_in_place_kernel_calls_match_out_of_place(family: str, op: str, written: str, dtype: type) -> None:
+    """A kernel writing into one of its inputs (out is a, or b) takes its read-modify-write loop: the same values as
+    writing a fresh output, on whole storages and on views that start inside a larger array, in several chunks."""
+    kernels = FastBackend(use_numpy_twins=False)
+    rng = np.random.default_rng(5)
+    n = 3 * 2**17 + 11  # parallel build, several chunks, a ragged end
+    a = (rng.random(n) * 50 + 1).astype(dtype)
+    b = (rng.random(n) * 50 + 1).astype(dtype)
+
+    def call(x: TensorData, y: TensorData, out: TensorData) -> None:
+        if family == "map":
+            kernels.map(op, x, out)
+        elif family == "zip":
+            kernels.zip(op, x, y, out)
+        else:
+            kernels.add_scaled(x, y, kernels.from_numpy(np.array(-0.37, dtype=dtype)), out)
+
+    for offset in (0, 3):
+        shape = (n - offset,)
+        x, y = TensorData(a.copy()[offset:], shape), TensorData(b.copy()[offset:], shape)
+        if written == "scalar":
+            y = TensorData(b[:1].copy(), shape, (0,))
+        fresh = kernels.empty(shape, np.dtype(dtype))
+        call(x, y, fresh)
+        target = y if written == "b" else x
+        call(x, y, target)
+        np.testing.assert_array_equal(strided_view(target), strided_view(fresh))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from minitensor.backends.fast_kernels import advance, next_row, start_positions
+from minitensor.backends.fast_kernels import advance, next_row, same_run, start_positions
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
 PARALLEL = "parallel"
@@ -90,8 +90,12 @@ def add_scaled_kernel(a, b, alpha, out, shape, strides, n_chunks, per_chunk):
                 out_run = out[po : po + run]
                 a_run = a[pa : pa + run]
                 b_run = b[pb : pb + run]
-                for k in range(run):
-                    out_run[k] = np.float64(a_run[k]) + scale * np.float64(b_run[k])
+                if same_run(out_run, a_run):  # the optimizers' p.add_(g, alpha=-lr)
+                    for k in range(run):
+                        out_run[k] = np.float64(out_run[k]) + scale * np.float64(b_run[k])
+                else:
+                    for k in range(run):
+                        out_run[k] = np.float64(a_run[k]) + scale * np.float64(b_run[k])
             else:
                 for k in range(run):
                     out[po + k * so] = np.float64(a[pa + k * sa]) + scale * np.float64(b[pb + k * sb])
