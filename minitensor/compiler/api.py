@@ -18,6 +18,7 @@ from ..tensor import Tensor
 from ..tensor_data import TensorData
 from .capture import Trace, root_of
 from .plan import Plan, copy_into, fresh_copy
+from .reuse import share_dead_buffers, visible_roots
 
 __all__ = ["compile", "CompiledFunction"]
 
@@ -179,7 +180,9 @@ class CompiledFunction:
             trace.finish()
         self.traces += 1
         end = self._slots(objects)
+        reuse = share_dead_buffers(trace, visible_roots)
         plan = Plan(trace, [(b.backend, b._data) for b in buffers], fused=self.fuse)
+        plan.reuse = reuse
         copy_in = []
         for slot, value in start.values():
             data = _data(value)

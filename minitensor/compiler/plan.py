@@ -125,6 +125,7 @@ class Plan:
         self.calls = fuse(trace.ops, [bind(op) for op in trace.ops]) if fused else [bind(op) for op in trace.ops]
         self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
+        self.reuse: Any = None  # what buffer reuse did (a reuse.ReuseStats), set by the caller
 
     def guards_hold(self) -> bool:
         """Whether every host value the trace registered with ``add_guard`` still has its traced value."""
