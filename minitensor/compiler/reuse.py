@@ -115,11 +115,10 @@ def share_dead_buffers(trace: Trace, visible: Callable[[], set[int]]) -> ReuseSt
     done: set[int] = set()
     for data in _datas(trace):
         root = root_of(data.storage)
-        block = target.get(id(root))
-        if block is None or id(data) in done:
+        if id(root) not in target or id(data) in done:
             continue
         done.add(id(data))
-        storage = data.storage
+        storage, into = data.storage, target[id(root)]
         offset = (storage.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // root.itemsize
-        data._storage = data.storage = block[offset : offset + storage.size]
+        data._storage = data.storage = into[offset : offset + storage.size]
     return stats
