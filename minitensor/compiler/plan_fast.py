@@ -22,7 +22,9 @@ import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from ..backends import fast_numpy
 from ..backends.base import strided_view
+from ..backends.fast import SPLIT_MIN_LENGTH
 from ..tensor_data import TensorData
 from .capture import Op
 
@@ -107,6 +109,26 @@ def _kernel_method(op: Op) -> Callable[..., Any]:
     return getattr(twin_free, op.method.__name__)
 
 
+def _numpy_reduction(op: Op, method: Callable[..., Any]) -> Callable[..., Call] | None:
+    """For a ``reduce`` the backend runs as a NumPy reduction (small float sums, ``use_numpy_math``): a function of
+    (a, dim, out) giving that reduction as a call on the two storages; else None."""
+    backend: Any = op.backend
+    if op.name != "reduce" or not getattr(backend, "use_numpy_math", False) or len(op.args) != 4:
+        return None
+    name, a, dim, out = op.args
+    if not (isinstance(a, TensorData) and isinstance(out, TensorData) and isinstance(name, str)):
+        return None
+    if not a.dims or not out.size or not -a.dims <= dim < a.dims or a.shape[dim] >= SPLIT_MIN_LENGTH:
+        return None  # the backend's other routes (a split long fold) come first
+    route = fast_numpy.reduce_math(name, a, dim % a.dims, out)
+
+    def bound(a: TensorData, dim: int, out: TensorData) -> Call:
+        assert route is not None
+        return functools.partial(route, a.storage, out.storage)
+
+    return None if route is None else bound
+
+
 def bind_fast(op: Op) -> Call | None:
     """``op`` bound to its kernel(s) and planned arguments, or None to keep calling the backend method."""
     if type(op.backend).__name__ != "FastBackend":
@@ -128,7 +150,10 @@ def bind_fast(op: Op) -> Call | None:
     except Exception:  # noqa: BLE001 - an unexpected planning path: keep the method
         return None
     to_real = {id(scratch[id(d.storage)]): d.storage for d in datas}
-    if launches:
+    numpy_route = _numpy_reduction(op, method)
+    if numpy_route is not None:  # a small float sum/prod: eager's NumPy reduction, without the method's lookups
+        check, real = numpy_route(*args[1:]), numpy_route(*op.args[1:])
+    elif launches:
         check, real = _rebind(launches, {}, direct=True), _rebind(launches, to_real, direct=True)
     elif op.name == "matmul" and len(datas) == 3:
         check, real = _blas(*args[:3]), _blas(*op.args[:3])
