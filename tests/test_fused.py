@@ -5,6 +5,7 @@ float32 and float64, -inf entries, the parallel kernel builds, and second deriva
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -263,3 +264,37 @@ def test_dense_small_softmax_kernels_match_the_general_ones_bit_for_bit(log: boo
         results.append((out.to_numpy(), a.grad.to_numpy()))
     for dense_result, general_result in zip(*results):
         np.testing.assert_array_equal(dense_result, general_result)
+
+
+@pytest.mark.parametrize("size", [24, 40_000])  # the serial and the parallel kernel builds
+def test_gelu_float32_kernel_is_accurate_to_a_few_ulps(size: int) -> None:
+    """fast's float32 GELU kernel (contiguous input, so not the composed fallback) against torch's float64 GELU where
+    that is accurate (|x| <= 5) and against 0.5 x erfc(-x / sqrt 2) in float64 in the tail (torch's 1 + erf cancels
+    there): values within 8 float32 ulps, the derivative within 3e-7;
+    float64 (libm's erfc) within 1e-13 of the exact value."""
+    x = np.linspace(-13.0, 13.0, size)
+    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float32).astype(np.float64)])
+    for dtype, ndtype in ((mt.float32, np.float32), (mt.float64, np.float64)):
+        xs = x.astype(ndtype)
+        a = mt.tensor(xs, dtype=dtype, backend="fast", requires_grad=True)
+        y = F.gelu(a)
+        y.backward(mt.tensor(np.ones(size), dtype=dtype, backend="fast"))
+        assert a.grad is not None
+        tx = torch.tensor(xs.astype(np.float64), requires_grad=True)
+        ty = torch.nn.functional.gelu(tx)
+        ty.sum().backward()
+        assert tx.grad is not None
+        body = np.abs(x) <= 5
+        got, grad = y.to_numpy().astype(np.float64), a.grad.to_numpy().astype(np.float64)
+        if ndtype == np.float32:
+            ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+            assert np.max(np.abs(got - exact) / ulp) <= 8
+            np.testing.assert_allclose(got[body], ty.detach().numpy()[body], rtol=8 * 2.0**-24, atol=1e-30)
+            np.testing.assert_allclose(grad, tx.grad.numpy(), rtol=0, atol=3e-7)  # Phi + x phi cancels near x = -0.75
+            with torch.no_grad():  # torch's own float32 kernel, at the tolerance the other tests use
+                np.testing.assert_allclose(got, torch.nn.functional.gelu(torch.tensor(xs)).numpy(), atol=2e-5, rtol=2e-5)
+        else:
+            exact64 = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x])
+            np.testing.assert_allclose(got, exact64, rtol=1e-13, atol=1e-300)
+            np.testing.assert_allclose(got[body], ty.detach().numpy()[body], rtol=1e-9, atol=1e-300)
+            np.testing.assert_allclose(grad, tx.grad.numpy(), rtol=1e-12, atol=1e-15)

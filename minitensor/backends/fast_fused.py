@@ -15,7 +15,7 @@ from ..tensor_data import TensorData, normalize_dim
 from . import fast_launch
 from .base import Backend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
-from .layout import row_plan
+from .layout import chunking, row_plan
 
 SMALL_SOFTMAX = 4096
 """Below this many elements softmax and log_softmax run as one Numba pass (``math.exp`` per element) instead of
@@ -40,6 +40,11 @@ def _step(data: TensorData, dim: int) -> int:
     return data.strides[dim] if data.shape[dim] > 1 else 1
 
 
+def _chunks(size: int) -> tuple[int, int]:
+    """(chunks, elements per chunk) for an element-wise kernel over ``size`` elements."""
+    return chunking(np.array([size], dtype=np.int64))
+
+
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -53,7 +58,8 @@ class FusedKernels(Backend):
     Numba row pass (scale, causal mask, row max), NumPy's SIMD exp in place (~10x a Numba ``math.exp`` per element
     here), one Numba row pass dividing by the row sums (log_softmax: NumPy's log-sum-exp); its backward one Numba row
     pass (log_softmax's NumPy passes); inputs under SMALL_SOFTMAX elements take one Numba pass each way. layer_norm:
-    one Numba row kernel each way. float32 GELU: NumPy's exp plus one Numba pass. Other dtypes: the defaults."""
+    one Numba row kernel each way. Exact GELU (float32, float64): one vectorised Numba pass. Other dtypes: the
+    defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -159,31 +165,24 @@ class FusedKernels(Backend):
             super().gelu(a, out, approximate, slope)
             return
         x = a.storage
-        s = x if slope is None else slope.storage
-        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), x, out.storage, s, 0 if slope is None else 1)
+        launch(a.size, "gelu_kernel", x, x, out.storage, x if slope is None else slope.storage, 0 if slope is None else 1,
+               *_chunks(a.size))
 
     def gelu_backward(self, grad: TensorData, a: TensorData, grad_input: TensorData, approximate: str = "none") -> None:
         if not self._gelu_fast(approximate, a, grad_input, grad):
             super().gelu_backward(grad, a, grad_input, approximate)
             return
         x = a.storage
-        launch(a.size, "gelu_float32_kernel", x, self._half_gauss(x), grad.storage, grad_input.storage, x, 2)
+        launch(a.size, "gelu_kernel", x, grad.storage, grad_input.storage, x, 2, *_chunks(a.size))
 
     @staticmethod
     def _gelu_fast(approximate: str, *operands: TensorData) -> bool:
-        """The float32 exact GELU kernel's domain: contiguous float32 operands of one shape, whole storages."""
+        """The exact GELU kernel's domain: contiguous float32 or float64 operands of one shape and dtype, whole
+        storages."""
         first = operands[0]
-        return approximate == "none" and first.size > 0 and all(
-            x.dtype == np.float32 and x.shape == first.shape and x.is_contiguous() and x.storage.size == x.size
+        return approximate == "none" and first.size > 0 and first.dtype in FLOATS and all(
+            x.dtype == first.dtype and x.shape == first.shape and x.is_contiguous() and x.storage.size == x.size
             for x in operands)
-
-    @staticmethod
-    def _half_gauss(x: np.ndarray) -> np.ndarray:
-        """exp(-x^2 / 2) by NumPy's SIMD loops."""
-        e = np.multiply(x, x)
-        np.multiply(e, np.float32(-0.5), out=e)
-        with np.errstate(all="ignore"):
-            return np.exp(e, out=e)
 
     def _dense(self, p: TensorData) -> np.ndarray:
         """A 1-D parameter as a contiguous NumPy array (its own storage when it already is one)."""
