@@ -1,7 +1,7 @@
 """LLVM instructions that Numba's scalar code has no spelling for, as Numba ``@intrinsic`` functions: bit casts between
-floats and integers, fused multiply-add, a float32 reciprocal estimate, a select without a branch, copysign, a few
-float32 bit operations, and the 512-bit vector-width hint. Each lowers to one or a few plain LLVM instructions, so a
-loop using them still vectorises; :mod:`minitensor.backends.fast_math` builds its exp/log/tanh/sigmoid on them.
+floats and integers, fused multiply-add, a float32 reciprocal estimate, a select without a branch, copysign, scaling by
+a power of two (ldexp), a few float32 bit operations, and the 512-bit vector-width hint. Each lowers to one or a few
+plain LLVM instructions, so a loop using them still vectorises; :mod:`minitensor.backends.fast_math` builds its functions on them.
 """
 
 from __future__ import annotations
@@ -9,9 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import llvmlite.binding as llvm
 from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
+
+SCALEF = "avx512f" in llvm.get_host_cpu_features().flatten()
+"""Whether :func:`ldexp` is llvm.ldexp, which LLVM vectorises to AVX-512's ``vscalefpd`` (one instruction; elsewhere
+a vector ldexp is a libm call per element, so it is built from two power-of-two products instead)."""
+
 
 # --- bit casts ------------------------------------------------------------------------------------
 
@@ -130,14 +136,18 @@ def _fdiv32(typingctx, a, b):  # type: ignore[no-untyped-def]
 
 def _exp2_scale32(typingctx, p, shifted):  # type: ignore[no-untyped-def]
     """p 2^k for float32 ``p`` and k = bits(shifted) - bits(1.5 * 2^23), as 2^(k >> 1) 2^(k - (k >> 1)): both
-    factors normal for |k| <= 252, so a result in the subnormals rounds once. Integer work in int32, in LLVM (Numba
-    would widen int32 arithmetic to int64)."""
+    factors normal for |k| <= 252, so a result in the subnormals rounds once (on AVX-512 one ``vscalefps``, the same
+    result). Integer work in int32, in LLVM (Numba would widen int32 arithmetic to int64)."""
     if not (p == shifted == types.float32):
         return None
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         i32 = ir.IntType(32)
         k = builder.sub(builder.bitcast(args[1], i32), ir.Constant(i32, 0x4B400000))
+        if SCALEF:  # vscalefps
+            f32 = ir.FloatType()
+            fn = builder.module.declare_intrinsic("llvm.ldexp", [f32, i32], ir.FunctionType(f32, [f32, i32]))
+            return builder.call(fn, [args[0], k])
         k1 = builder.ashr(k, ir.Constant(i32, 1))
 
         def power(e):  # type: ignore[no-untyped-def]
@@ -180,3 +190,30 @@ copysign: Callable[..., Any] = intrinsic(_copysign)
 fdiv32: Callable[..., Any] = intrinsic(_fdiv32)
 exp2_scale32: Callable[..., Any] = intrinsic(_exp2_scale32)
 log_split32: Callable[..., Any] = intrinsic(_log_split32)
+
+
+def _ldexp(typingctx, x, k):  # type: ignore[no-untyped-def]
+    """x 2^k rounded once (into the subnormals too; inf on overflow), for float64 or float32 ``x`` and int64 ``k`` with
+    |k| <= 2000 (float64) or 250 (float32): ``vscalefpd`` on AVX-512, else x 2^(k >> 1) 2^(k - (k >> 1)), whose
+    first product is exact and second rounds once (the same result)."""
+    if not (x in (types.float64, types.float32) and k == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        kind, i64 = args[0].type, ir.IntType(64)
+        if SCALEF:
+            fn = builder.module.declare_intrinsic("llvm.ldexp", [kind, i64], ir.FunctionType(kind, [kind, i64]))
+            return builder.call(fn, args)
+        bias, shift, width = (1023, 52, 64) if kind == ir.DoubleType() else (127, 23, 32)
+        half = builder.ashr(args[1], ir.Constant(i64, 1))
+
+        def power(e):  # type: ignore[no-untyped-def]
+            raw = builder.shl(builder.add(e, ir.Constant(i64, bias)), ir.Constant(i64, shift))
+            return builder.bitcast(builder.trunc(raw, ir.IntType(width)) if width == 32 else raw, kind)
+
+        return builder.fmul(builder.fmul(args[0], power(half)), power(builder.sub(args[1], half)))
+
+    return x(x, types.int64), codegen
+
+
+ldexp: Callable[..., Any] = intrinsic(_ldexp)
