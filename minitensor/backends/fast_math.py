@@ -224,27 +224,45 @@ def two_sum(a: float, b: float) -> tuple[float, float]:
     return s, (a - (s - v)) + (b - v)
 
 
+EXPM1_C = (0.0013888898162809297, 0.008333340752470275, 0.04166666666665973, 0.16666666666661117, 0.5)
+"""(e^r - 1 - r) / r^2 on |r| <= ln2/128 to 4.7e-17 (Chebyshev fit): accurate relative to e^r - 1 itself, as tanh needs."""
+
+
 @njit
 def tanh(x: float) -> float:
     """hyperbolic tangent: odd, +-1 at +-inf, nan for nan, -0 for -0.
 
-    tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k hi - 1) + 2^k lo from :func:`exp_parts` (2^k hi - 1 is exact
-    wherever T's rounding matters, k <= 52): T and T + 2 are kept as double-doubles and the quotient is refined by
-    one Newton step, so one formula is accurate for tiny and large |x| alike, without cancellation.
+    tanh|x| = T / (T + 2) with T = e^2|x| - 1 from :func:`exp`'s table: T = (2^k t_hi - 1) + 2^k t_hi (e^r - 1) +
+    2^k t_lo, where 2^k t_hi - 1 is exact wherever T's rounding matters (k <= 52), the product 2^k t_hi r and r's own
+    rounding error are kept, so T is a double-double good to about 2^-60 relative even where its parts cancel (small
+    |x|); T + 2 likewise, and the quotient is refined by one Newton step. One formula for tiny and large |x|.
     """
     x = float(x)
-    y = 2.0 * abs(x)
-    y = select(y > 40.0, 40.0, y)  # tanh(20) = 1 - 8.5e-18 rounds to 1; nan passes
-    hi, lo, k = exp_parts(y)
-    scale = pow2(k)  # k in [0, 58]
-    t_hi, t_lo = two_sum(fma(scale, hi, -1.0), scale * lo)
-    d_hi, d_lo = two_sum(t_hi, 2.0)
-    d_lo = d_lo + t_lo
+    a = abs(x)
+    y = select(a + a > 40.0, 40.0, a + a)  # tanh(20) = 1 - 8.5e-18 rounds to 1; nan passes
+    shifted = fma(y, EXP_INV, SHIFT)
+    i = as_bits(shifted) - SHIFT_BITS  # 64 k + j, k in [0, 57]
+    kd = shifted - SHIFT
+    u = fma(-kd, EXP_L_HI, y)  # exact
+    r = fma(-kd, EXP_L_LO, u)
+    r_lo = fma(-kd, EXP_L_LO, u - r)  # r's rounding error
+    j = i & (EXP_N - 1)
+    t_hi = EXP_T_HI[j]
+    t_lo = EXP_T_LO[j]
+    q = fma(fma(fma(fma(EXPM1_C[0], r, EXPM1_C[1]), r, EXPM1_C[2]), r, EXPM1_C[3]), r, EXPM1_C[4])
+    scale = pow2(i >> 6)
+    t_1 = fma(scale, t_hi, -1.0)  # 2^k t_hi - 1, exact
+    m = scale * t_hi  # exact
+    s0 = fma(m, r, t_1)
+    c = m * fma(r * r, q, r_lo)
+    s = s0 + c  # T = s + e
+    e = fma(scale, t_lo, ((s0 - s) + c) + fma(m, r, t_1 - s0))
+    d_hi, d_err = two_sum(s, 2.0)  # T + 2 = d_hi + d_lo
+    d_lo = d_err + e
     inv = recip(d_hi)
-    q = t_hi * inv
-    residual = (fma(-q, d_hi, t_hi) + t_lo) - q * d_lo  # T - q (T + 2)
-    t = fma(residual, inv, q)
-    return select(as_bits(x) < 0, -t, t)  # the sign bit, so tanh(-0) = -0
+    q0 = s * inv
+    residual = fma(-q0, d_lo, fma(-q0, d_hi, s) + e)  # T - q0 (T + 2)
+    return copysign(fma(residual, inv, q0), x)  # the sign bit, so tanh(-0) = -0
 
 
 @njit
