@@ -18,9 +18,8 @@ from .fast_codegen import DEFAULT_COMPUTE
 from .layout import chunking, row_plan
 
 SMALL_SOFTMAX = 4096
-"""Below this many elements softmax and log_softmax run as one Numba pass (``math.exp`` per element) instead of
-Numba passes around NumPy's SIMD exp: the launches, not the exps, cost the time there. (Float64 NumPy passes would
-save the first run its two softmax compiles, ~2 s, but cost ~15 us a call more than this pass.)"""
+"""Below this many elements softmax and log_softmax run the small-input kernels (``math.exp`` per element, quick to
+compile: a first run's classifier loss); from here on the one-pass kernel whose exp vectorises (``softmax_kernel``)."""
 _NO_PARAM = np.zeros(1, dtype=np.float64)  # stands in for an absent weight or bias (never read)
 
 
@@ -54,12 +53,11 @@ def _dense(first: TensorData, *others: TensorData) -> bool:
 
 
 class FusedKernels(Backend):
-    """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax: one
-    Numba row pass (scale, causal mask, row max), NumPy's SIMD exp in place (~10x a Numba ``math.exp`` per element
-    here), one Numba row pass dividing by the row sums (log_softmax: NumPy's log-sum-exp); its backward one Numba row
-    pass (log_softmax's NumPy passes); inputs under SMALL_SOFTMAX elements take one Numba pass each way. layer_norm:
-    one Numba row kernel each way. Exact GELU (float32, float64): one vectorised Numba pass. Other dtypes: the
-    defaults."""
+    """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax and
+    log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize); the backward one
+    Numba row pass (large log_softmax: NumPy passes); inputs under SMALL_SOFTMAX elements take kernels with
+    ``math.exp`` that compile faster. layer_norm: one Numba row kernel each way. Exact GELU (float32, float64): one
+    Numba pass. Other dtypes: the defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -78,22 +76,13 @@ class FusedKernels(Backend):
             return
         a = _positive_step(self, a, dim)
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a], natural=True)
-        args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks, per_chunk,
-                float(scale), a.shape[-2] if causal else 0, (2 if log else 1) if small else 0)
-        launch(a.size, "softmax_shift_kernel", *args)
         if small:
+            args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks,
+                    per_chunk, float(scale), a.shape[-2] if causal else 0, 2 if log else 1)
+            launch(a.size, "softmax_shift_kernel", *args)
             return
-        o = strided_view(out, writeable=True)
-        with np.errstate(all="ignore"):  # IEEE results, no warnings
-            if log:
-                total = np.exp(o).sum(axis=dim, keepdims=True)
-                np.subtract(o, np.log(total, out=total), out=o)
-            else:
-                np.exp(o, out=o)
-        if not log:
-            rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [out], natural=True)
-            launch(out.size, "softmax_normalize_kernel", out.storage, rows, strides, out.shape[dim], _step(out, dim),
-                   n_chunks, per_chunk)
+        launch(a.size, "softmax_kernel", a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim),
+               _step(out, dim), n_chunks, per_chunk, a.storage.dtype.type(scale), a.shape[-2] if causal else 0, log)
 
     def softmax_backward(self, grad: TensorData, out: TensorData, dim: int, grad_input: TensorData, log: bool = False,
                          scale: float = 1.0) -> None:

@@ -1,11 +1,11 @@
 """Numba kernels of the ``fast`` backend for torch eager's composite ops: layer_norm forward and backward (one pass
-per row instead of a chain of element-wise kernels), softmax's shift (scale, causal mask and row max in one pass;
-the exp is NumPy's SIMD loop) and the exact GELU (one element-wise pass; float32 computed in float32 with
-:mod:`minitensor.backends.fast_math`'s vectorisable exp).
+per row instead of a chain of element-wise kernels), softmax / log_softmax in one pass per row (scale, causal mask,
+row max, exp, sum, normalize, with :mod:`minitensor.backends.fast_math`'s exp, which vectorises) and the exact GELU
+(one element-wise pass; float32 computed in float32).
 
 Copied by :mod:`minitensor.backends.fast_codegen` into the fingerprinted cache directory (family "fused") and
 imported from there, like :mod:`minitensor.backends.fast_extra_kernels`, so the compiled code is cached on disk.
-Row kernels read values as float64 and convert on store to the output's dtype; arithmetic follows IEEE (``error_model=
+The older row kernels read values as float64 and convert on store to the output's dtype; arithmetic follows IEEE (``error_model=
 "numpy"``: x / 0 is inf or NaN, never an exception).
 
 Row kernels walk rows along the last dim: ``shape``/``strides`` describe the coalesced other dims (one row of strides
@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core.extending import overload
 
-from minitensor.backends.fast_intrinsics import fdiv32, fma, select
+from minitensor.backends.fast_intrinsics import as_bits, fdiv32, fma, from_bits, select
 from minitensor.backends.fast_kernels import advance, start_positions
-from minitensor.backends.fast_math import by_output, exp_f32, prefer_wide
+from minitensor.backends.fast_math import by_output, exp, exp32, exp_f32, prefer_wide
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
 PARALLEL = "parallel"
@@ -35,6 +36,11 @@ ERFCX_T = (0.011294474486095185, -0.010597687902552444, -0.13890623883066364, 0.
 (Lawson iterations towards minimax) of the relative error over 0 <= z <= 10, where it is below 1.6e-9."""
 INV_SQRT_2PI = 0.3989422804014327
 SQRT1_2 = 0.7071067811865476
+exp_into = by_output(exp, exp32, exp_f32, np.float64)
+"""exp_into(x, out.dtype): exp_f32 for float32 data into float32, else the float64 exp."""
+MAG = 0x7FFFFFFFFFFFFFFF  # a float64's bits but the sign
+BLOCK, BLOCK_M1 = np.uint64(16), np.uint64(15)  # exp_row's block: 16 float32 (or 2 x 8 float64) lanes (unsigned:
+# uint64 - int64 is float64 in Numba)
 ROW_FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
 """Row sums may be reordered (vectorized); NaN and inf keep their IEEE meaning (no "nnan"/"ninf")."""
 
@@ -229,35 +235,95 @@ def softmax_dense_rows_kernel(a, out, rows, length, finish):
         finish_row(o, finish == 2)
 
 
+# --- one-pass softmax: rows addressed by unsigned offsets (no per-row slices: Numba's reference counting of a slice
+# costs more than a 64-wide row of work; unsigned indices skip the negative-index check, so the loops vectorise).
+
+
+def like(value, array):  # type: ignore[no-untyped-def]
+    """``value`` converted to ``array``'s dtype (float32 or float64), in jitted code."""
+
+
+@overload(like, inline="always")
+def _like(value, array):  # type: ignore[no-untyped-def]
+    if array.dtype == types.float32:
+        return lambda value, array: np.float32(value)
+    return lambda value, array: np.float64(value)
+
+
+@njit(error_model="numpy")
+def scaled_max(x, base, step, scale, keep):
+    """max of scale * x[base + k step] over k < keep, as float64 (its bits ordered as integers, a reduction that
+    vectorises: a positive NaN counts as the largest value, a negative one as the smallest)."""
+    prefer_wide()
+    m = -MAG - 1
+    for k in range(keep):
+        b = as_bits(np.float64(scale * x[base + k * step]))
+        m = max(m, b ^ ((b >> 63) & MAG))
+    return from_bits(m ^ ((m >> 63) & MAG))
+
+
+@njit(error_model="numpy")
+def exp_row(x, xb, sx, out, ob, so, scale, neg, keep, span):
+    """out[k] = exp(scale x[k] + neg) for k < keep and 0 for keep <= k < span (whole blocks of 16, so the vector
+    loop runs without a scalar remainder in causal rows)."""
+    prefer_wide()
+    zero = like(0.0, out)
+    for k in range(span):
+        e = exp_into(fma(x[xb + k * sx], scale, neg), out.dtype)
+        out[ob + k * so] = select(k < keep, e, zero)
+
+
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def normalize_row(e):
-    """e /= sum(e) for one row of exponentials."""
+def sum_row(o, ob, so, span):
+    """The sum of o[ob + k so] for k < span (float64, reassociated: vectorised)."""
     acc = 0.0
-    for k in range(e.size):
-        acc += e[k]
-    inv = 1.0 / acc
-    for k in range(e.size):
-        e[k] = e[k] * inv
+    for k in range(span):
+        acc += o[ob + k * so]
+    return acc
+
+
+@njit(error_model="numpy")
+def softmax_row(x, xb, sx, out, ob, so, length, scale, keep, log):
+    """One row: out = softmax(scale x) over its first ``keep`` entries (0 after them), or log_softmax (-inf)."""
+    top = scaled_max(x, xb, sx, scale, keep)
+    top = top + (top - top)  # nan for a row whose max is +-inf or nan (inf - inf)
+    neg = like(-top, x)
+    span = min(length, (keep + BLOCK_M1) // BLOCK * BLOCK)
+    exp_row(x, xb, sx, out, ob, so, scale, neg, keep, span)
+    acc = sum_row(out, ob, so, span)
+    if log:
+        lse = math.log(acc)
+        for k in range(keep):
+            out[ob + k * so] = fma(x[xb + k * sx], scale, neg) - lse
+        fill = -np.inf
+    else:
+        inv = like(1.0 / acc, out)
+        for k in range(span):
+            out[ob + k * so] = out[ob + k * so] * inv
+        fill = 0.0
+    for k in range(keep if log else span, length):
+        out[ob + k * so] = fill
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def softmax_normalize_kernel(out, shape, strides, length, so, n_chunks, per_chunk):
-    """Rows of ``length`` of exponentials, each divided by its sum in place; ``strides`` has one row (out)."""
+def softmax_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, scale, causal_rows, log):
+    """Rows of ``length`` (``strides`` rows: out, a; steps ``sa``, ``so`` >= 1): softmax, or log_softmax when
+    ``log``, of scale * a, one pass per row (:func:`softmax_row`), ``scale`` of the data's dtype. With
+    ``causal_rows`` > 0, row r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order)."""
     nd = shape.size
     total = 1
     for d in range(nd):
         total *= shape[d]
+    n, ua, uo = np.uint64(length), np.uint64(sa), np.uint64(so)
     for c in prange(n_chunks):
         r0 = c * per_chunk
         r1 = min(r0 + per_chunk, total)
         index = np.empty(nd, np.int64)
-        pos = np.empty(1, np.int64)
+        pos = np.empty(2, np.int64)
         start_positions(r0, shape, strides, index, pos)
-        for _ in range(r0, r1):
-            if so == 1:
-                normalize_row(out[pos[0] : pos[0] + length])
-            else:
-                normalize_row(row(out, pos[0], length, so))
+        for r in range(r0, r1):
+            keep = np.uint64(min(length, r % causal_rows + 1) if causal_rows > 0 else length)
+            softmax_row(a, np.uint64(pos[1]), ua, out, np.uint64(pos[0]), uo, n, scale, keep, log)
             advance(index, shape, strides, pos, nd - 1)
 
 
