@@ -1,0 +1,165 @@
+"""Shape, layout, indexing and copies as Function classes: views sharing storage (permute, expand, basic slices,
+any view function through TakeView/PutView), gather with its scatter-add gradient, and copies (contiguous, cast,
+to another backend).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .autodiff import Context, is_grad_enabled
+from .functions_base import TensorFunction
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+# --- shape and layout: forward returns a view sharing storage ---
+
+
+class Permute(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
+        ctx.save_for_backward(order)
+        return a._alias(a._data.permute(*order))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        order = ctx.saved_values[0]
+        inverse = sorted(range(len(order)), key=lambda i: order[i])
+        return d.permute(*inverse) if is_grad_enabled() else d._view_of(d._data.permute(*inverse))
+
+
+class Expand(TensorFunction):
+    """Broadcast to a larger shape with stride 0; the gradient sums back."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
+        return a._alias(a._data.expand(shape))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d  # chain_rule sums it back to the input shape
+
+
+class Slice(TensorFunction):
+    """Basic indexing (ints and slices); the gradient is written into zeros through the same slice."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, key: tuple[Any, ...]) -> Tensor:
+        ctx.save_for_backward(a.shape, key)
+        return a._alias(a._data.slice(key))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        shape, key = ctx.saved_values
+        return PutView.apply(d, shape, _SliceOf(key))
+
+
+class _SliceOf:
+    """The view ``data.slice(key)`` of any TensorData (a picklable, comparable view function)."""
+
+    def __init__(self, key: tuple[Any, ...]) -> None:
+        self.key = key
+
+    def __call__(self, data: Any) -> Any:
+        return data.slice(self.key)
+
+
+class TakeView(TensorFunction):
+    """``view(a)`` for a function ``view`` from TensorData to a view of it (diagonal, slice); the gradient is
+    written into zeros through the same view (PutView), so both are differentiable any number of times."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, view: Any) -> Tensor:
+        ctx.save_for_backward(a.shape, view)
+        return a._alias(view(a._data))
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
+        shape, view = ctx.saved_values
+        return PutView.apply(d, shape, view), None
+
+
+class PutView(TensorFunction):
+    """Zeros of ``shape`` with ``d`` written through ``view``; the gradient is that view of the incoming one."""
+
+    @staticmethod
+    def forward(ctx: Context, d: Tensor, shape: tuple[int, ...], view: Any) -> Tensor:
+        ctx.save_for_backward(view)
+        grad = d._zeros(shape)
+        d.backend.map("id", d._data, view(grad._data))
+        return grad
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None, None]:
+        return TakeView.apply(g, ctx.saved_values[0]), None, None
+
+
+class Contiguous(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor) -> Tensor:
+        return a._map("id")
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d
+
+
+class Cast(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dtype: Any) -> Tensor:
+        return a._map("id", dtype=dtype)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        return d  # chain_rule casts back to the input dtype
+
+
+class ToBackend(TensorFunction):
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, backend: Any) -> Tensor:
+        ctx.save_for_backward(a.backend)
+        return a._to_backend(backend)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:
+        return ToBackend.apply(d, ctx.saved_values[0]), None
+
+
+# --- gather: a kernel beyond the four ---
+
+
+class Gather(TensorFunction):
+    """out[..., j, ...] = a[..., index[..., j, ...], ...] along ``dim``; the gradient scatter-adds back.
+
+    ``index`` is an int64 tensor with every index in range (callers check); its shape is the output's.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, dim: int, index: Tensor) -> Tensor:
+        ctx.save_for_backward(a.shape, dim, index)
+        out = a.backend.empty(index.shape, a.dtype)
+        a.backend.gather(a._data, dim, index._data, out)
+        return a._view_of(out)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None, None]:
+        shape, dim, index = ctx.saved_values
+        return ScatterAddInto.apply(d, shape, dim, index), None, None
+
+
+class ScatterAddInto(TensorFunction):
+    """Zeros of ``shape`` with ``d`` added at ``index`` along ``dim`` (Gather's gradient); its gradient is a gather."""
+
+    @staticmethod
+    def forward(ctx: Context, d: Tensor, shape: tuple[int, ...], dim: int, index: Tensor) -> Tensor:
+        ctx.save_for_backward(dim, index)
+        grad = d._zeros(shape)
+        d.backend.scatter_add(d._data, dim, index._data, grad._data)
+        return grad
+
+    @staticmethod
+    def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None, None, None]:
+        dim, index = ctx.saved_values
+        return Gather.apply(g, dim, index), None, None, None
