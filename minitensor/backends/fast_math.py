@@ -25,6 +25,7 @@ division is a float32 estimate (twice the SIMD lanes of a float64 one) refined b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from decimal import Decimal, localcontext
 from typing import Any
@@ -182,34 +183,67 @@ def recip_one_plus_exp(y: float) -> float:
 
 # --- log ------------------------------------------------------------------------------------------
 
-SQRT1_2_BITS = 0x3FE6A09E00000000  # bits of ~sqrt(1/2), rounded down to 32 bits
 TINY = 2.2250738585072014e-308  # smallest normal float64; subnormal inputs are scaled by 2^54 first
 TWO54 = 18014398509481984.0
-LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01, 2.222219843214978396e-01,
-      1.818357216161805012e-01, 1.531383769920937332e-01, 1.479819860511658591e-01)
-"""fdlibm's Lg1..Lg7: (log(1+f) - 2s - s R) error under 2^-58.45 with s = f / (2 + f), R = sum Lg_i s^(2i)."""
+LOG_N = 256
+LOG_OFF = 0x3FE6080000000000  # x = 2^k z, z in [0.6885, 1.377): 256 intervals by z's top mantissa bits, one centred on 1
+
+
+def _log_table(n: int, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(invc, hi, lo) per interval of z: invc ~ 1 / (the interval's centre) to 9 significant bits (exactly 1 for the
+    interval around 1), so z invc - 1 is exact; -log(invc) = hi + lo with hi a multiple of 2^-43 (50-digit decimals)."""
+    shift = 52 - n.bit_length() + 1
+    bounds = np.array([off + (i << shift) for i in range(n + 1)], dtype=np.int64).view(np.float64)
+    invc, hi, lo = [], [], []
+    with localcontext() as ctx:
+        ctx.prec = 50
+        for z_lo, z_hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            if z_lo <= 1.0 < z_hi:
+                v = 1.0
+            else:
+                m, e = math.frexp(2.0 / (z_lo + z_hi))
+                v = math.ldexp(round(m * 512), e - 9)
+            logc = -Decimal(v).ln()
+            h = int((logc * 2**43).to_integral_value()) / 2**43
+            invc.append(v)
+            hi.append(h)
+            lo.append(float(logc - Decimal(h)))
+    return np.array(invc), np.array(hi), np.array(lo)
+
+
+LOG_INVC, LOG_C_HI, LOG_C_LO = _log_table(LOG_N, LOG_OFF)
+LN2_HI43 = 0.6931471805598903  # ln2 as a multiple of 2^-43: k LN2_HI43 + LOG_C_HI[i] is exact for |k| <= 1077
+LN2_LO43 = 5.497923018708371e-14  # ln2 - LN2_HI43
+LOG_P = (0.1428583558604866, -0.16666803129521168, 0.19999999999735155, -0.24999999999702047, 0.3333333333333333)
+"""(log(1+r) - r + r^2/2) / r^3 on |r| <= 0.00293 (Chebyshev fit: log(1+r) to 2^-66 relative)."""
 
 
 @njit
 def log(x: float) -> float:
-    """natural log; -inf at +-0, nan below 0 and for nan, inf at inf."""
+    """natural log; -inf at +-0, nan below 0 and for nan, inf at inf.
+
+    x = 2^k z by bit operations (subnormals scaled by 2^54 first); z's interval gives invc ~ 1/z with 9 significant
+    bits and -log(invc) = hi + lo from a 256-entry table; r = z invc - 1 is exact (one fused multiply-add, |r| <= 0.003)
+    and log x = (k ln2 + hi) + r + (k ln2_lo + lo) + log1p(r) - r, the first sum exact, log1p(r) - r a degree-7
+    polynomial. Where x is near 1 the table's entry is exactly 1, so log x = log1p(x - 1) with no cancellation.
+    """
     x = float(x)  # integer data (int64 compute) too
     subnormal = x < TINY
     xs = select(subnormal, x * TWO54, x)
-    bits = as_bits(xs) - SQRT1_2_BITS
-    k = (bits >> 52) - select(subnormal, 54, 0)  # x = 2^k z with z in [sqrt(1/2), sqrt(2))
-    z = from_bits(as_bits(xs) - ((bits >> 52) << 52))
-    f = z - 1.0
-    hfsq = 0.5 * f * f
-    d = 2.0 + f
-    s0 = f * recip(d)
-    s = fma(fma(-s0, d, f), recip(d), s0)  # f / d: the residual f - s0 d is exact, so s is within an ulp
-    z2 = s * s
-    w = z2 * z2
-    t1 = w * fma(w, fma(w, LG[5], LG[3]), LG[1])
-    t2 = z2 * fma(w, fma(w, fma(w, LG[6], LG[4]), LG[2]), LG[0])
-    dk = float(k)
-    result = s * (hfsq + t1 + t2) + dk * LN2_LO - hfsq + f + dk * LN2_HI
+    tmp = as_bits(xs) - LOG_OFF
+    k = (tmp >> 52) - select(subnormal, 54, 0)
+    i = (tmp >> 44) & (LOG_N - 1)  # a nan's or negative's garbage bits still index the table
+    invc = LOG_INVC[i]
+    c_hi = LOG_C_HI[i]
+    c_lo = LOG_C_LO[i]
+    r = fma(from_bits(as_bits(xs) - ((tmp >> 52) << 52)), invc, -1.0)  # z invc - 1, exact
+    p = fma(fma(fma(fma(LOG_P[0], r, LOG_P[1]), r, LOG_P[2]), r, LOG_P[3]), r, LOG_P[4])
+    p = (r * r) * fma(r, p, -0.5)  # log1p(r) - r
+    kd = float(k)
+    w = fma(kd, LN2_HI43, c_hi)  # exact
+    hi = w + r
+    lo = (w - hi) + r  # exact: |w| >= |r| or w == 0
+    result = hi + ((lo + fma(kd, LN2_LO43, c_lo)) + p)
     result = select(x == INF, INF, result)
     return select(x > 0.0, result, select(x == 0.0, -INF, NAN))
 
