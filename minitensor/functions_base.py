@@ -25,7 +25,7 @@ _new = object.__new__
 _AUDITED_MODULES = frozenset(
     f"minitensor.{name}"
     for name in ("tensor_functions", "functions_elementwise", "functions_reduce", "functions_views", "tensor_math",
-                 "tensor_arith", "tensor_reduce", "tensor_shape", "tensor_join", "tensor_index", "linalg")
+                 "tensor_arith", "tensor_compare", "tensor_reduce", "tensor_shape", "tensor_join", "tensor_index", "linalg")
 )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .tensor_arith import ArithMethods
 from .tensor_autograd import AutogradMethods
+from .tensor_compare import CompareMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_index import IndexMethods
 from .tensor_inplace import InplaceMethods
@@ -33,14 +34,15 @@ _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 
 
 class Tensor(
-    AutogradMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, ReduceMethods,
-    OrderMethods, ShapeMethods, JoinMethods, LinalgMethods,
+    AutogradMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, CompareMethods,
+    ReduceMethods, OrderMethods, ShapeMethods, JoinMethods, LinalgMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: autograd state and entry points (tensor_autograd.py), Python operators
-    (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise math (tensor_math.py), ops between
-    tensors (tensor_arith.py), reductions (tensor_reduce.py), scans and sorting (tensor_order.py), indexing
+    (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise math (tensor_math.py), arithmetic
+    between tensors (tensor_arith.py), comparisons, logical and bitwise ops, selection and closeness
+    (tensor_compare.py), reductions (tensor_reduce.py), scans and sorting (tensor_order.py), indexing
     (tensor_index.py), views (tensor_shape.py), joining and copying (tensor_join.py), linear algebra (linalg.py);
     this file holds the core: properties, raw kernel calls, deep copy and conversion.
     """
