@@ -298,3 +298,29 @@ def test_gelu_float32_kernel_is_accurate_to_a_few_ulps(size: int) -> None:
             np.testing.assert_allclose(got, exact64, rtol=1e-13, atol=1e-300)
             np.testing.assert_allclose(got[body], ty.detach().numpy()[body], rtol=1e-9, atol=1e-300)
             np.testing.assert_allclose(grad, tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+
+@pytest.mark.parametrize("shape,causal,scale,log", [((4, 2, 64, 64), True, 0.125, False),  # GPT attention, parallel
+                                                    ((3, 70), False, 0.5, True),  # a loss: rows not a multiple of 16
+                                                    ((5, 37), True, -0.7, False)])  # a negative scale
+def test_one_pass_softmax_matches_torch(shape: tuple[int, ...], causal: bool, scale: float, log: bool,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """fast's one-pass softmax kernels (forced for the small shapes) through Backend.softmax / softmax_backward with a
+    scale and causal mask, float32 and float64, values and gradients against torch."""
+    monkeypatch.setattr(fast_fused, "SMALL_SOFTMAX", 0)
+    rng = np.random.default_rng(8)
+    x, g = rng.normal(size=shape) * 4, rng.normal(size=shape)
+    be = fast.backend
+    for dtype, tdtype, tol in FLOATS:
+        a, ta = pair(x, "fast", dtype, tdtype)
+        y, grad_input = be.empty(a.shape, a.dtype), be.empty(a.shape, a.dtype)
+        be.softmax(a._data, -1, y, log, scale, causal)
+        be.softmax_backward(mt.tensor(g, dtype=dtype, backend="fast")._data, y, -1, grad_input, log, scale)
+        z = ta * scale
+        if causal:
+            z = z.masked_fill(~torch.ones(shape[-2:], dtype=torch.bool).tril(), -torch.inf)
+        tout = torch.log_softmax(z, dim=-1) if log else torch.softmax(z, dim=-1)
+        tout.backward(torch.tensor(g, dtype=tdtype))
+        close(mt.Tensor(y, be), tout, tol)
+        close(mt.Tensor(grad_input, be), ta.grad, tol)

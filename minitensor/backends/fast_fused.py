@@ -96,21 +96,17 @@ class FusedKernels(Backend):
             kernel = fast_launch.find_kernel("softmax_backward_dense_rows_kernel", "fused", "", DEFAULT_COMPUTE, False)
             kernel(grad.storage, out.storage, grad_input.storage, out.size // out.shape[dim], out.shape[dim], log)
             return
-        if not log or out.size < SMALL_SOFTMAX:
-            grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
-            out = _positive_step(self, out, dim)
-            rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [grad_input, grad, out], natural=True)
-            args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], _step(grad, dim),
-                    _step(out, dim), _step(grad_input, dim), n_chunks, per_chunk, float(scale), log)
+        grad = _positive_step(self, grad if grad.shape == out.shape else grad.expand(out.shape), dim)
+        out = _positive_step(self, out, dim)
+        rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [grad_input, grad, out], natural=True)
+        steps = (_step(grad, dim), _step(out, dim), _step(grad_input, dim))
+        if out.size < SMALL_SOFTMAX:
+            args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], *steps, n_chunks,
+                    per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
             return
-        g, y, gi = strided_view(grad), strided_view(out), strided_view(grad_input, writeable=True)
-        with np.errstate(all="ignore"):
-            np.exp(y, out=gi)
-            np.multiply(gi, g.sum(axis=dim, keepdims=True), out=gi)
-            np.subtract(g, gi, out=gi)
-            if scale != 1.0:
-                np.multiply(gi, gi.dtype.type(scale), out=gi)
+        launch(out.size, "softmax_grad_kernel", grad.storage, out.storage, grad_input.storage, rows, strides,
+               out.shape[dim], *steps, n_chunks, per_chunk, out.storage.dtype.type(scale), log)
 
     def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
                    out: TensorData, mean: TensorData, rstd: TensorData) -> None:

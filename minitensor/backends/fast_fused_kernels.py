@@ -250,6 +250,17 @@ def _like(value, array):  # type: ignore[no-untyped-def]
     return lambda value, array: np.float64(value)
 
 
+def at(k, step):  # type: ignore[no-untyped-def]
+    """Offset of element k of a row: ``k * step``, or ``k`` when ``step`` is None (unit stride, known to LLVM)."""
+
+
+@overload(at, inline="always")
+def _at(k, step):  # type: ignore[no-untyped-def]
+    if isinstance(step, types.NoneType):
+        return lambda k, step: k
+    return lambda k, step: k * step
+
+
 @njit(error_model="numpy")
 def scaled_max(x, base, step, scale, keep):
     """max of scale * x[base + k step] over k < keep, as float64 (its bits ordered as integers, a reduction that
@@ -257,7 +268,7 @@ def scaled_max(x, base, step, scale, keep):
     prefer_wide()
     m = -MAG - 1
     for k in range(keep):
-        b = as_bits(np.float64(scale * x[base + k * step]))
+        b = as_bits(np.float64(scale * x[base + at(k, step)]))
         m = max(m, b ^ ((b >> 63) & MAG))
     return from_bits(m ^ ((m >> 63) & MAG))
 
@@ -269,8 +280,8 @@ def exp_row(x, xb, sx, out, ob, so, scale, neg, keep, span):
     prefer_wide()
     zero = like(0.0, out)
     for k in range(span):
-        e = exp_into(fma(x[xb + k * sx], scale, neg), out.dtype)
-        out[ob + k * so] = select(k < keep, e, zero)
+        e = exp_into(fma(x[xb + at(k, sx)], scale, neg), out.dtype)
+        out[ob + at(k, so)] = select(k < keep, e, zero)
 
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
@@ -278,7 +289,7 @@ def sum_row(o, ob, so, span):
     """The sum of o[ob + k so] for k < span (float64, reassociated: vectorised)."""
     acc = 0.0
     for k in range(span):
-        acc += o[ob + k * so]
+        acc += o[ob + at(k, so)]
     return acc
 
 
@@ -294,15 +305,15 @@ def softmax_row(x, xb, sx, out, ob, so, length, scale, keep, log):
     if log:
         lse = math.log(acc)
         for k in range(keep):
-            out[ob + k * so] = fma(x[xb + k * sx], scale, neg) - lse
+            out[ob + at(k, so)] = fma(x[xb + at(k, sx)], scale, neg) - lse
         fill = -np.inf
     else:
         inv = like(1.0 / acc, out)
         for k in range(span):
-            out[ob + k * so] = out[ob + k * so] * inv
+            out[ob + at(k, so)] = out[ob + at(k, so)] * inv
         fill = 0.0
     for k in range(keep if log else span, length):
-        out[ob + k * so] = fill
+        out[ob + at(k, so)] = fill
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
@@ -315,6 +326,7 @@ def softmax_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, 
     for d in range(nd):
         total *= shape[d]
     n, ua, uo = np.uint64(length), np.uint64(sa), np.uint64(so)
+    unit = sa == 1 and so == 1
     for c in prange(n_chunks):
         r0 = c * per_chunk
         r1 = min(r0 + per_chunk, total)
@@ -323,7 +335,10 @@ def softmax_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, 
         start_positions(r0, shape, strides, index, pos)
         for r in range(r0, r1):
             keep = np.uint64(min(length, r % causal_rows + 1) if causal_rows > 0 else length)
-            softmax_row(a, np.uint64(pos[1]), ua, out, np.uint64(pos[0]), uo, n, scale, keep, log)
+            if unit:
+                softmax_row(a, np.uint64(pos[1]), None, out, np.uint64(pos[0]), None, n, scale, keep, log)
+            else:
+                softmax_row(a, np.uint64(pos[1]), ua, out, np.uint64(pos[0]), uo, n, scale, keep, log)
             advance(index, shape, strides, pos, nd - 1)
 
 
@@ -375,6 +390,58 @@ def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_
             else:
                 softmax_backward_row(row(grad, pos[1], length, sg), row(y, pos[2], length, sy),
                                      row(out, pos[0], length, so), scale, log)
+            advance(index, shape, strides, pos, nd - 1)
+
+
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
+def dot_row(g, gb, sg, y, yb, sy, n, log):
+    """sum(g y) over a row of n (float64, reassociated: vectorised); sum(g) when ``log``."""
+    acc = 0.0
+    if log:
+        for k in range(n):
+            acc += g[gb + at(k, sg)]
+    else:
+        for k in range(n):
+            acc += np.float64(g[gb + at(k, sg)]) * y[yb + at(k, sy)]
+    return acc
+
+
+@njit(error_model="numpy")
+def softmax_grad_row(g, gb, sg, y, yb, sy, out, ob, so, n, scale, log):
+    """out = scale y (g - sum(g y)) over a row of softmax's result y; with ``log`` (y is log_softmax's result)
+    out = scale (g - exp(y) sum(g))."""
+    prefer_wide()
+    acc = like(dot_row(g, gb, sg, y, yb, sy, n, log), out)
+    if log:
+        for k in range(n):
+            out[ob + at(k, so)] = scale * (g[gb + at(k, sg)] - exp_into(y[yb + at(k, sy)], out.dtype) * acc)
+    else:
+        for k in range(n):
+            out[ob + at(k, so)] = scale * y[yb + at(k, sy)] * (g[gb + at(k, sg)] - acc)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def softmax_grad_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chunks, per_chunk, scale, log):
+    """``softmax_backward_kernel``'s contract (``strides`` rows: out, grad, y; ``scale`` of the data's dtype), rows
+    addressed by offsets, for large inputs (:func:`softmax_grad_row`)."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    n, ug, uy, uo = np.uint64(length), np.uint64(sg), np.uint64(sy), np.uint64(so)
+    unit = sg == 1 and sy == 1 and so == 1
+    for c in prange(n_chunks):
+        r0 = c * per_chunk
+        r1 = min(r0 + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(3, np.int64)
+        start_positions(r0, shape, strides, index, pos)
+        for _ in range(r0, r1):
+            gb, yb, ob = np.uint64(pos[1]), np.uint64(pos[2]), np.uint64(pos[0])
+            if unit:
+                softmax_grad_row(grad, gb, None, y, yb, None, out, ob, None, n, scale, log)
+            else:
+                softmax_grad_row(grad, gb, ug, y, yb, uy, out, ob, uo, n, scale, log)
             advance(index, shape, strides, pos, nd - 1)
 
 
