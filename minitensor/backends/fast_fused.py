@@ -54,9 +54,9 @@ def _dense(first: TensorData, *others: TensorData) -> bool:
 
 class FusedKernels(Backend):
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax and
-    log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize); the backward one
-    Numba row pass (large log_softmax: NumPy passes); inputs under SMALL_SOFTMAX elements take kernels with
-    ``math.exp`` that compile faster. layer_norm: one Numba row kernel each way. Exact GELU (float32, float64): one
+    log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize), the backward
+    likewise; inputs under SMALL_SOFTMAX elements, and rows not of unit stride, take kernels with ``math.exp`` per
+    element that compile faster and take any stride. layer_norm: one Numba row kernel each way. Exact GELU (float32, float64): one
     Numba pass. Other dtypes: the defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
@@ -76,13 +76,13 @@ class FusedKernels(Backend):
             return
         a = _positive_step(self, a, dim)
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, dim, [out, a], natural=True)
-        if small:
+        if small or _step(a, dim) != 1 or _step(out, dim) != 1:
             args = (a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim), _step(out, dim), n_chunks,
                     per_chunk, float(scale), a.shape[-2] if causal else 0, 2 if log else 1)
             launch(a.size, "softmax_shift_kernel", *args)
             return
-        launch(a.size, "softmax_kernel", a.storage, out.storage, rows, strides, a.shape[dim], _step(a, dim),
-               _step(out, dim), n_chunks, per_chunk, a.storage.dtype.type(scale), a.shape[-2] if causal else 0, log)
+        launch(a.size, "softmax_kernel", a.storage, out.storage, rows, strides, a.shape[dim], n_chunks, per_chunk,
+               a.storage.dtype.type(scale), a.shape[-2] if causal else 0, log)
 
     def softmax_backward(self, grad: TensorData, out: TensorData, dim: int, grad_input: TensorData, log: bool = False,
                          scale: float = 1.0) -> None:
@@ -100,13 +100,13 @@ class FusedKernels(Backend):
         out = _positive_step(self, out, dim)
         rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [grad_input, grad, out], natural=True)
         steps = (_step(grad, dim), _step(out, dim), _step(grad_input, dim))
-        if out.size < SMALL_SOFTMAX:
+        if out.size < SMALL_SOFTMAX or steps != (1, 1, 1):
             args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], *steps, n_chunks,
                     per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
             return
         launch(out.size, "softmax_grad_kernel", grad.storage, out.storage, grad_input.storage, rows, strides,
-               out.shape[dim], *steps, n_chunks, per_chunk, out.storage.dtype.type(scale), log)
+               out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale), log)
 
     def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
                    out: TensorData, mean: TensorData, rstd: TensorData) -> None:

@@ -235,8 +235,9 @@ def softmax_dense_rows_kernel(a, out, rows, length, finish):
         finish_row(o, finish == 2)
 
 
-# --- one-pass softmax: rows addressed by unsigned offsets (no per-row slices: Numba's reference counting of a slice
-# costs more than a 64-wide row of work; unsigned indices skip the negative-index check, so the loops vectorise).
+# --- one-pass softmax over unit-stride rows, addressed by unsigned offsets (no per-row slices: Numba's reference
+# counting of a slice costs more than a 64-wide row of work; unsigned indices skip the negative-index check, so the
+# loops vectorise).
 
 
 def like(value, array):  # type: ignore[no-untyped-def]
@@ -250,83 +251,71 @@ def _like(value, array):  # type: ignore[no-untyped-def]
     return lambda value, array: np.float64(value)
 
 
-def at(k, step):  # type: ignore[no-untyped-def]
-    """Offset of element k of a row: ``k * step``, or ``k`` when ``step`` is None (unit stride, known to LLVM)."""
-
-
-@overload(at, inline="always")
-def _at(k, step):  # type: ignore[no-untyped-def]
-    if isinstance(step, types.NoneType):
-        return lambda k, step: k
-    return lambda k, step: k * step
-
-
 @njit(error_model="numpy")
-def scaled_max(x, base, step, scale, keep):
-    """max of scale * x[base + k step] over k < keep, as float64 (its bits ordered as integers, a reduction that
+def scaled_max(x, base, scale, keep):
+    """max of scale * x[base + k] over k < keep, as float64 (its bits ordered as integers, a reduction that
     vectorises: a positive NaN counts as the largest value, a negative one as the smallest)."""
     prefer_wide()
     m = -MAG - 1
     for k in range(keep):
-        b = as_bits(np.float64(scale * x[base + at(k, step)]))
+        b = as_bits(np.float64(scale * x[base + k]))
         m = max(m, b ^ ((b >> 63) & MAG))
     return from_bits(m ^ ((m >> 63) & MAG))
 
 
 @njit(error_model="numpy")
-def exp_row(x, xb, sx, out, ob, so, scale, neg, keep, span):
+def exp_row(x, xb, out, ob, scale, neg, keep, span):
     """out[k] = exp(scale x[k] + neg) for k < keep and 0 for keep <= k < span (whole blocks of 16, so the vector
     loop runs without a scalar remainder in causal rows)."""
     prefer_wide()
     zero = like(0.0, out)
     for k in range(span):
-        e = exp_into(fma(x[xb + at(k, sx)], scale, neg), out.dtype)
-        out[ob + at(k, so)] = select(k < keep, e, zero)
+        e = exp_into(fma(x[xb + k], scale, neg), out.dtype)
+        out[ob + k] = select(k < keep, e, zero)
 
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def sum_row(o, ob, so, span):
-    """The sum of o[ob + k so] for k < span (float64, reassociated: vectorised)."""
+def sum_row(o, ob, span):
+    """The sum of o[ob + k] for k < span (float64, reassociated: vectorised)."""
     acc = 0.0
     for k in range(span):
-        acc += o[ob + at(k, so)]
+        acc += o[ob + k]
     return acc
 
 
 @njit(error_model="numpy")
-def softmax_row(x, xb, sx, out, ob, so, length, scale, keep, log):
+def softmax_row(x, xb, out, ob, length, scale, keep, log):
     """One row: out = softmax(scale x) over its first ``keep`` entries (0 after them), or log_softmax (-inf)."""
-    top = scaled_max(x, xb, sx, scale, keep)
+    top = scaled_max(x, xb, scale, keep)
     top = top + (top - top)  # nan for a row whose max is +-inf or nan (inf - inf)
     neg = like(-top, x)
     span = min(length, (keep + BLOCK_M1) // BLOCK * BLOCK)
-    exp_row(x, xb, sx, out, ob, so, scale, neg, keep, span)
-    acc = sum_row(out, ob, so, span)
+    exp_row(x, xb, out, ob, scale, neg, keep, span)
+    acc = sum_row(out, ob, span)
     if log:
         lse = math.log(acc)
         for k in range(keep):
-            out[ob + at(k, so)] = fma(x[xb + at(k, sx)], scale, neg) - lse
+            out[ob + k] = fma(x[xb + k], scale, neg) - lse
         fill = -np.inf
     else:
         inv = like(1.0 / acc, out)
         for k in range(span):
-            out[ob + at(k, so)] = out[ob + at(k, so)] * inv
+            out[ob + k] = out[ob + k] * inv
         fill = 0.0
     for k in range(keep if log else span, length):
-        out[ob + at(k, so)] = fill
+        out[ob + k] = fill
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def softmax_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, scale, causal_rows, log):
-    """Rows of ``length`` (``strides`` rows: out, a; steps ``sa``, ``so`` >= 1): softmax, or log_softmax when
-    ``log``, of scale * a, one pass per row (:func:`softmax_row`), ``scale`` of the data's dtype. With
-    ``causal_rows`` > 0, row r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order)."""
+def softmax_kernel(a, out, shape, strides, length, n_chunks, per_chunk, scale, causal_rows, log):
+    """Rows of ``length``, unit-stride (``strides`` rows: out, a): softmax, or log_softmax when ``log``, of
+    scale * a, one pass per row (:func:`softmax_row`), ``scale`` of the data's dtype. With ``causal_rows`` > 0, row
+    r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order)."""
     nd = shape.size
     total = 1
     for d in range(nd):
         total *= shape[d]
-    n, ua, uo = np.uint64(length), np.uint64(sa), np.uint64(so)
-    unit = sa == 1 and so == 1
+    n = np.uint64(length)
     for c in prange(n_chunks):
         r0 = c * per_chunk
         r1 = min(r0 + per_chunk, total)
@@ -335,10 +324,7 @@ def softmax_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, 
         start_positions(r0, shape, strides, index, pos)
         for r in range(r0, r1):
             keep = np.uint64(min(length, r % causal_rows + 1) if causal_rows > 0 else length)
-            if unit:
-                softmax_row(a, np.uint64(pos[1]), None, out, np.uint64(pos[0]), None, n, scale, keep, log)
-            else:
-                softmax_row(a, np.uint64(pos[1]), ua, out, np.uint64(pos[0]), uo, n, scale, keep, log)
+            softmax_row(a, np.uint64(pos[1]), out, np.uint64(pos[0]), n, scale, keep, log)
             advance(index, shape, strides, pos, nd - 1)
 
 
@@ -394,42 +380,41 @@ def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_
 
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def dot_row(g, gb, sg, y, yb, sy, n, log):
+def dot_row(g, gb, y, yb, n, log):
     """sum(g y) over a row of n (float64, reassociated: vectorised); sum(g) when ``log``."""
     acc = 0.0
     if log:
         for k in range(n):
-            acc += g[gb + at(k, sg)]
+            acc += g[gb + k]
     else:
         for k in range(n):
-            acc += np.float64(g[gb + at(k, sg)]) * y[yb + at(k, sy)]
+            acc += np.float64(g[gb + k]) * y[yb + k]
     return acc
 
 
 @njit(error_model="numpy")
-def softmax_grad_row(g, gb, sg, y, yb, sy, out, ob, so, n, scale, log):
+def softmax_grad_row(g, gb, y, yb, out, ob, n, scale, log):
     """out = scale y (g - sum(g y)) over a row of softmax's result y; with ``log`` (y is log_softmax's result)
     out = scale (g - exp(y) sum(g))."""
     prefer_wide()
-    acc = like(dot_row(g, gb, sg, y, yb, sy, n, log), out)
+    acc = like(dot_row(g, gb, y, yb, n, log), out)
     if log:
         for k in range(n):
-            out[ob + at(k, so)] = scale * (g[gb + at(k, sg)] - exp_into(y[yb + at(k, sy)], out.dtype) * acc)
+            out[ob + k] = scale * (g[gb + k] - exp_into(y[yb + k], out.dtype) * acc)
     else:
         for k in range(n):
-            out[ob + at(k, so)] = scale * y[yb + at(k, sy)] * (g[gb + at(k, sg)] - acc)
+            out[ob + k] = scale * y[yb + k] * (g[gb + k] - acc)
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def softmax_grad_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chunks, per_chunk, scale, log):
-    """``softmax_backward_kernel``'s contract (``strides`` rows: out, grad, y; ``scale`` of the data's dtype), rows
-    addressed by offsets, for large inputs (:func:`softmax_grad_row`)."""
+def softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_chunk, scale, log):
+    """``softmax_backward_kernel``'s contract for unit-stride rows (``strides`` rows: out, grad, y; ``scale`` of the
+    data's dtype), rows addressed by offsets (:func:`softmax_grad_row`)."""
     nd = shape.size
     total = 1
     for d in range(nd):
         total *= shape[d]
-    n, ug, uy, uo = np.uint64(length), np.uint64(sg), np.uint64(sy), np.uint64(so)
-    unit = sg == 1 and sy == 1 and so == 1
+    n = np.uint64(length)
     for c in prange(n_chunks):
         r0 = c * per_chunk
         r1 = min(r0 + per_chunk, total)
@@ -437,11 +422,7 @@ def softmax_grad_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chun
         pos = np.empty(3, np.int64)
         start_positions(r0, shape, strides, index, pos)
         for _ in range(r0, r1):
-            gb, yb, ob = np.uint64(pos[1]), np.uint64(pos[2]), np.uint64(pos[0])
-            if unit:
-                softmax_grad_row(grad, gb, None, y, yb, None, out, ob, None, n, scale, log)
-            else:
-                softmax_grad_row(grad, gb, ug, y, yb, uy, out, ob, uo, n, scale, log)
+            softmax_grad_row(grad, np.uint64(pos[1]), y, np.uint64(pos[2]), out, np.uint64(pos[0]), n, scale, log)
             advance(index, shape, strides, pos, nd - 1)
 
 
