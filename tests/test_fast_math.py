@@ -11,6 +11,7 @@ less accurate: see that test). The kernel loops must vectorise.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -70,16 +71,17 @@ def ulp_steps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def samples(op: str, rng: np.random.Generator, n: int) -> np.ndarray:
-    """Dense random inputs over the op's whole domain plus where its method switches (ranges, subnormals)."""
+    """Dense random inputs over the op's whole domain plus where its method switches or could cancel (ranges,
+    subnormals, log's table ends and its intervals around 1, tanh's first table entries)."""
     if op == "log":
         parts = [np.exp(rng.uniform(-744.0, 709.7, n)), rng.uniform(0.5, 2.0, n), rng.uniform(0.0, 2.3e-308, n // 4),
-                 rng.uniform(0.7, 0.71, n // 4), rng.uniform(1.41, 1.42, n // 4)]
+                 rng.uniform(0.68, 0.71, n // 4), rng.uniform(1.37, 1.42, n // 4), rng.uniform(0.99, 1.01, n // 4)]
     elif op == "exp":
         parts = [rng.uniform(-745.2, 709.8, n), rng.uniform(-1.0, 1.0, n), rng.uniform(-745.2, -700.0, n // 4),
                  rng.uniform(700.0, 709.79, n // 4), rng.standard_normal(n) * 1e-9]
     elif op == "tanh":
         parts = [rng.uniform(-25.0, 25.0, n), rng.uniform(-1.0, 1.0, n), rng.uniform(0.54, 0.56, n // 4),
-                 np.exp(rng.uniform(-700.0, 0.0, n // 4)) * rng.choice([-1.0, 1.0], n // 4)]
+                 np.exp(rng.uniform(-700.0, 0.0, n // 4)) * rng.choice([-1.0, 1.0], n // 4), rng.uniform(-0.03, 0.03, n // 4)]
     else:
         parts = [rng.uniform(-750.0, 40.0, n), rng.uniform(-5.0, 5.0, n), rng.uniform(-745.2, -700.0, n // 4)]
     return np.concatenate(parts)
@@ -209,3 +211,24 @@ def test_loops_that_inline_them_vectorise() -> None:
     loop(np.ones(4), np.empty(4))
     ir = "\n".join(loop.inspect_llvm().values())
     assert re.search(r"<\d+ x double>", ir), "the loop was not vectorised"
+
+
+def test_tables_hold_what_the_methods_assume() -> None:
+    """exp's 2^(j/64) and log's -log(invc) are hi + lo to 2^-100 and 2^-96; log's z invc - 1 is exact over each
+    interval (invc has 9 significant bits, and is 1 around 1) and k ln2_hi + hi is exact (multiples of 2^-43, |k| <=
+    1077)."""
+    with mpmath.workdps(40):
+        for j in range(fast_math.EXP_N):
+            want = mpmath.power(2, mpmath.mpf(j) / fast_math.EXP_N)
+            got = mpmath.mpf(fast_math.EXP_T_HI[j]) + mpmath.mpf(fast_math.EXP_T_LO[j])
+            assert abs(got - want) < want * mpmath.mpf(2) ** -100
+        shift = 52 - fast_math.LOG_N.bit_length() + 1
+        bounds = np.array([fast_math.LOG_OFF + (i << shift) for i in range(fast_math.LOG_N + 1)]).view(np.float64)
+        for i, (invc, hi, lo) in enumerate(zip(fast_math.LOG_INVC, fast_math.LOG_C_HI, fast_math.LOG_C_LO)):
+            assert abs(-mpmath.log(invc) - mpmath.mpf(hi) - mpmath.mpf(lo)) < mpmath.mpf(2) ** -96
+            assert (hi * 2.0**43).is_integer() and abs(1077 * fast_math.LN2_HI43 + abs(hi)) * 2.0**43 < 2.0**53
+            z = np.linspace(bounds[i], np.nextafter(bounds[i + 1], 0.0), 7)
+            for v in z.tolist():
+                exact = Fraction(v) * Fraction(float(invc)) - 1
+                assert Fraction(float(exact)) == exact, (i, v, invc)
+            assert (float(invc) == 1.0) == (bounds[i] <= 1.0 < bounds[i + 1])
