@@ -12,19 +12,31 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from conftest import BACKENDS
 
 import minitensor as mt
 from minitensor.backends import base, fast, fast_fused, fast_launch
 from minitensor.nn import functional as F  # noqa: N812
 
 FLOATS = [(mt.float32, torch.float32, 2e-5), (mt.float64, torch.float64, 1e-10)]
+CASES = [(b, *f) for b in BACKENDS for f in FLOATS if not (b == "cuda" and f[0] == mt.float32)]
+"""(backend, dtype, torch dtype, tolerance): cuda runs in Numba's simulator (seconds per kernel call), so float64
+only there, to keep the suite short."""
+ROUTES = {"fast": ("small", "large")}
+"""fast's two softmax routes for the tests' small inputs: the small-input kernels (the default under SMALL_SOFTMAX
+elements) and the one-pass kernels larger inputs take (forced by a zero threshold); one route elsewhere."""
+SOFTMAX_CASES = [(b, route, *f) for (b, *f) in CASES for route in ROUTES.get(b, ("default",))]
 
 
-def lean(backend: str, dtype: Any) -> bool:
-    """True on the simulated cuda backend (seconds per kernel call): one dtype there, the fewest layouts."""
-    if backend == "cuda" and dtype == mt.float32:
-        pytest.skip("cuda runs in Numba's simulator: float64 only, to keep the suite short")
+def lean(backend: str) -> bool:
+    """True on the simulated cuda backend: the fewest layouts there."""
     return backend == "cuda"
+
+
+def use_route(route: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Send softmax calls down fast's one-pass kernels for ``route`` "large" (see ROUTES)."""
+    if route == "large":
+        monkeypatch.setattr(fast_fused, "SMALL_SOFTMAX", 0)
 
 
 def pair(array: np.ndarray, backend: str, dtype: Any, tdtype: Any, grad: bool = True) -> tuple[mt.Tensor, torch.Tensor]:
@@ -58,25 +70,15 @@ def check(backend: str, arrays: list[np.ndarray], ours: Callable[..., mt.Tensor]
 # --- softmax family ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["one-pass", "numpy-exp"])
-def softmax_path(request: pytest.FixtureRequest, backend: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """fast's two softmax routes for these small inputs: one Numba pass (the default under SMALL_SOFTMAX elements),
-    and the Numba passes around NumPy's exp that larger inputs take (forced by a zero threshold)."""
-    if request.param == "numpy-exp":
-        if backend != "fast":
-            pytest.skip("one softmax route off fast")
-        monkeypatch.setattr(fast_fused, "SMALL_SOFTMAX", 0)
-    return str(request.param)
-
-
 @pytest.mark.parametrize("log", [False, True])
-@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
-def test_softmax_matches_torch_over_layouts(backend: str, log: bool, dtype: Any, tdtype: Any, tol: float,
-                                             softmax_path: str) -> None:
+@pytest.mark.parametrize("backend,route,dtype,tdtype,tol", SOFTMAX_CASES)
+def test_softmax_matches_torch_over_layouts(backend: str, route: str, log: bool, dtype: Any, tdtype: Any, tol: float,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    use_route(route, monkeypatch)
     rng = np.random.default_rng(1)
     x = rng.normal(size=(3, 4, 5)) * 3
     ours, theirs = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
-    for dim in (1,) if lean(backend, dtype) else (-1, 1, 0):
+    for dim in (1,) if lean(backend) else (-1, 1, 0):
         check(backend, [x], lambda a, d=dim: ours(a, dim=d), lambda a, d=dim: theirs(a, dim=d), dtype, tdtype, tol)
     # a non-contiguous input (a transposed view) along its now-strided last dim
     check(backend, [x], lambda a: ours(a.transpose(0, 2), dim=-1), lambda a: theirs(a.transpose(0, 2), dim=-1),
@@ -89,7 +91,9 @@ def test_softmax_matches_torch_over_layouts(backend: str, log: bool, dtype: Any,
 
 
 @pytest.mark.parametrize("log", [False, True])
-def test_softmax_of_minus_inf_and_zero_size(backend: str, log: bool, softmax_path: str) -> None:
+@pytest.mark.parametrize("backend,route", [(b, route) for b in BACKENDS for route in ROUTES.get(b, ("default",))])
+def test_softmax_of_minus_inf_and_zero_size(backend: str, route: str, log: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_route(route, monkeypatch)
     inf = np.inf
     x = np.array([[0.5, -inf, 2.0, -inf], [-inf, -inf, -inf, -inf], [1e30, -1e30, 3.0, 0.0]])
     ours, theirs = (F.log_softmax, torch.log_softmax) if log else (F.softmax, torch.softmax)
@@ -117,12 +121,13 @@ def test_softmax_parallel_build_and_serial_threshold() -> None:
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
-def test_attention_matches_torch(backend: str, causal: bool, dtype: Any, tdtype: Any, tol: float,
-                                 softmax_path: str) -> None:
+@pytest.mark.parametrize("backend,route,dtype,tdtype,tol", SOFTMAX_CASES)
+def test_attention_matches_torch(backend: str, route: str, causal: bool, dtype: Any, tdtype: Any, tol: float,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    use_route(route, monkeypatch)
     rng = np.random.default_rng(3)
     q, k, v = rng.normal(size=(2, 2, 3, 4)), rng.normal(size=(2, 2, 5, 4)), rng.normal(size=(2, 2, 5, 3))
-    for scale in (0.3,) if lean(backend, dtype) else (None, 0.3):
+    for scale in (0.3,) if lean(backend) else (None, 0.3):
         check(backend, [q, k, v],
               lambda a, b, c, s=scale: F.scaled_dot_product_attention(a, b, c, is_causal=causal, scale=s),
               lambda a, b, c, s=scale: torch.nn.functional.scaled_dot_product_attention(a, b, c, is_causal=causal, scale=s),
@@ -143,9 +148,8 @@ def test_attention_matches_torch(backend: str, causal: bool, dtype: Any, tdtype:
 # --- layer_norm ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+@pytest.mark.parametrize("backend,dtype,tdtype,tol", CASES)
 def test_layer_norm_matches_torch(backend: str, dtype: Any, tdtype: Any, tol: float) -> None:
-    lean(backend, dtype)
     rng = np.random.default_rng(4)
     x, w, b = rng.normal(size=(3, 2, 5)) * 2 + 1, rng.normal(size=5), rng.normal(size=5)
     tln = torch.nn.functional.layer_norm
@@ -172,9 +176,8 @@ def test_layer_norm_parallel_build() -> None:
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+@pytest.mark.parametrize("backend,dtype,tdtype,tol", CASES)
 def test_gelu_matches_torch(backend: str, approximate: str, dtype: Any, tdtype: Any, tol: float) -> None:
-    lean(backend, dtype)
     x = np.concatenate([np.linspace(-9, 9, 19), [-40.0, 40.0, 0.0]]).reshape(2, 11)
     check(backend, [x], lambda a: F.gelu(a.t(), approximate=approximate),
           lambda a: torch.nn.functional.gelu(a.t(), approximate=approximate), dtype, tdtype, tol)
@@ -210,10 +213,9 @@ def test_second_derivatives_match_torch() -> None:
         close(x.grad, tx.grad, 1e-9)
 
 
-@pytest.mark.parametrize("dtype,tdtype,tol", FLOATS)
+@pytest.mark.parametrize("backend,dtype,tdtype,tol", CASES)
 def test_gelu_backend_entry_points(backend: str, dtype: Any, tdtype: Any, tol: float) -> None:
     """Backend.gelu with ``slope`` and Backend.gelu_backward (not reached through F.gelu's own backward) against torch."""
-    lean(backend, dtype)
     x0, g0 = np.linspace(-6, 6, 24).reshape(4, 6), np.random.default_rng(7).normal(size=(4, 6))
     x, g = mt.tensor(x0, dtype=dtype, backend=backend), mt.tensor(g0, dtype=dtype, backend=backend)
     tx = torch.tensor(x0, dtype=tdtype, requires_grad=True)
