@@ -1,6 +1,6 @@
 """Element-wise functions of one tensor (the ``MathMethods`` mixin) and the matching ``mt.`` functions.
 
-Ops between tensors (arithmetic, comparisons, logical, bitwise) and selection are in tensor_arith.py.
+Arithmetic between tensors is in tensor_arith.py; comparisons, logical and bitwise ops and selection in tensor_compare.py.
 
 Each function takes the tensor first, so it serves both as a method (``x.exp()``) and as a module-level
 function (``mt.exp(x)``). Python numbers are lifted with PyTorch's type promotion (``Tensor._operand``);
