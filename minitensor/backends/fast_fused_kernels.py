@@ -53,26 +53,37 @@ def row(values, start, length, step):
     return values[start : start + (length - 1) * step + 1 : step]
 
 
+def at(k, step):  # type: ignore[no-untyped-def]
+    """Offset of element k of a row: ``k * step``, or ``k`` when ``step`` is None (unit stride, known to LLVM)."""
+
+
+@overload(at, inline="always")
+def _at(k, step):  # type: ignore[no-untyped-def]
+    if isinstance(step, types.NoneType):
+        return lambda k, step: k
+    return lambda k, step: k * step
+
+
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def layer_norm_row(x, w, b, out, eps, has_weight, has_bias):
-    """Normalize one row: returns (mean, rstd) and writes (x - mean) rstd w + b into ``out``."""
-    n = x.size
+def layer_norm_row(x, xb, sx, w, b, out, ob, so, n, eps, has_weight, has_bias):
+    """Normalize the row of n at x[xb + at(k, sx)]: returns (mean, rstd) and writes (x - mean) rstd w + b into
+    out[ob + at(k, so)] (rows addressed by unsigned offsets, not slices: see the one-pass softmax below)."""
     acc = 0.0
     for k in range(n):
-        acc += x[k]
+        acc += x[xb + at(k, sx)]
     mu = acc / n
     acc = 0.0
     for k in range(n):
-        d = x[k] - mu
+        d = x[xb + at(k, sx)] - mu
         acc += d * d
     r = 1.0 / math.sqrt(acc / n + eps)
     for k in range(n):
-        v = (x[k] - mu) * r
+        v = (x[xb + at(k, sx)] - mu) * r
         if has_weight:
             v *= w[k]
         if has_bias:
             v += b[k]
-        out[k] = v
+        out[ob + at(k, so)] = v
     return mu, r
 
 
@@ -88,6 +99,7 @@ def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, 
     for d in range(nd):
         total *= shape[d]
     unit = sa == 1 and so == 1
+    n, ua, uo = np.uint64(length), np.uint64(sa), np.uint64(so)
     for c in prange(n_chunks):
         r0 = c * per_chunk
         r1 = min(r0 + per_chunk, total)
@@ -95,39 +107,40 @@ def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, 
         pos = np.empty(4, np.int64)
         start_positions(r0, shape, strides, index, pos)
         for _ in range(r0, r1):
+            ab, ob = np.uint64(pos[1]), np.uint64(pos[0])
             if unit:
-                mu, r = layer_norm_row(a[pos[1] : pos[1] + length], weight, bias, out[pos[0] : pos[0] + length], eps,
-                                       has_weight, has_bias)
+                mu, r = layer_norm_row(a, ab, None, weight, bias, out, ob, None, n, eps, has_weight, has_bias)
             else:
-                mu, r = layer_norm_row(row(a, pos[1], length, sa), weight, bias, row(out, pos[0], length, so), eps,
-                                       has_weight, has_bias)
+                mu, r = layer_norm_row(a, ab, ua, weight, bias, out, ob, uo, n, eps, has_weight, has_bias)
             mean[pos[2]] = mu
             rstd[pos[3]] = r
             advance(index, shape, strides, pos, nd - 1)
 
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def layer_norm_backward_row(g, x, w, gi, mu, r, partial, has_weight, need_input, need_params):
-    """One row of the layer_norm backward: gi = r (h - mean(h) - xhat mean(h xhat)) with h = g w, xhat = (x - mu) r;
-    adds g xhat and g into ``partial[0]`` and ``partial[1]``."""
-    n = x.size
+def layer_norm_backward_row(g, gb, sg, x, xb, sx, w, gi, ib, si, n, mu, r, partial, has_weight, need_input,
+                            need_params):
+    """One row of n of the layer_norm backward (rows addressed as in ``layer_norm_row``): gi = r (h - mean(h) -
+    xhat mean(h xhat)) with h = g w, xhat = (x - mu) r; adds g xhat and g into ``partial[0]`` and ``partial[1]``."""
     m1 = 0.0
     m2 = 0.0
     for k in range(n):
-        xhat = (x[k] - mu) * r
-        h = g[k] * w[k] if has_weight else np.float64(g[k])
+        gk = g[gb + at(k, sg)]
+        xhat = (x[xb + at(k, sx)] - mu) * r
+        h = gk * w[k] if has_weight else np.float64(gk)
         m1 += h
         m2 += h * xhat
         if need_params:
-            partial[0, k] += g[k] * xhat
-            partial[1, k] += g[k]
+            partial[0, k] += gk * xhat
+            partial[1, k] += gk
     if need_input:
         m1 /= n
         m2 /= n
         for k in range(n):
-            xhat = (x[k] - mu) * r
-            h = g[k] * w[k] if has_weight else np.float64(g[k])
-            gi[k] = r * (h - m1 - xhat * m2)
+            gk = g[gb + at(k, sg)]
+            xhat = (x[xb + at(k, sx)] - mu) * r
+            h = gk * w[k] if has_weight else np.float64(gk)
+            gi[ib + at(k, si)] = r * (h - m1 - xhat * m2)
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
@@ -141,6 +154,7 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
     for d in range(nd):
         total *= shape[d]
     unit = sg == 1 and sa == 1 and sgi == 1
+    n, ug, ua, ui = np.uint64(length), np.uint64(sg), np.uint64(sa), np.uint64(sgi)
     for c in prange(n_chunks):
         r0 = c * per_chunk
         r1 = min(r0 + per_chunk, total)
@@ -151,14 +165,13 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
         for _ in range(r0, r1):
             mu = np.float64(mean[pos[3]])
             r = np.float64(rstd[pos[4]])
+            gb, ab, ib = np.uint64(pos[1]), np.uint64(pos[2]), np.uint64(pos[0])
             if unit:
-                layer_norm_backward_row(grad[pos[1] : pos[1] + length], a[pos[2] : pos[2] + length], weight,
-                                        grad_input[pos[0] : pos[0] + length], mu, r, partial, has_weight, need_input,
-                                        need_params)
+                layer_norm_backward_row(grad, gb, None, a, ab, None, weight, grad_input, ib, None, n, mu, r, partial,
+                                        has_weight, need_input, need_params)
             else:
-                layer_norm_backward_row(row(grad, pos[1], length, sg), row(a, pos[2], length, sa), weight,
-                                        row(grad_input, pos[0], length, sgi), mu, r, partial, has_weight, need_input,
-                                        need_params)
+                layer_norm_backward_row(grad, gb, ug, a, ab, ua, weight, grad_input, ib, ui, n, mu, r, partial,
+                                        has_weight, need_input, need_params)
             advance(index, shape, strides, pos, nd - 1)
 
 
