@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, random_state
 from .backends import Backend, get_backend
 from .dtypes import as_dtype
 from .errors import DTypeError, RaggedDataError, ShapeError
+from .random_state import generator, manual_seed
 from .tensor import Tensor
 
 BackendLike = str | Backend | None
@@ -214,20 +215,6 @@ def eye(
 
 # --- random ---
 
-_rng = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator used by the random functions (and the nn initializers and dropout)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-
-
-def generator() -> np.random.Generator:
-    """The shared random generator (seed it with manual_seed)."""
-    return _rng
-
-
 def _random(array: np.ndarray, dtype: Any, backend: BackendLike, device: BackendLike, requires_grad: bool) -> Tensor:
     resolved = as_dtype(dtype)
     if resolved.kind != "f":
@@ -237,22 +224,22 @@ def _random(array: np.ndarray, dtype: Any, backend: BackendLike, device: Backend
 
 def rand(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _random(_rng.random(_shape(size)), dtype, backend, device, requires_grad)
+    return _random(generator().random(_shape(size)), dtype, backend, device, requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    return _random(_rng.standard_normal(_shape(size)), dtype, backend, device, requires_grad)
+    return _random(generator().standard_normal(_shape(size)), dtype, backend, device, requires_grad)
 
 
 def rand_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     resolved, chosen = _like(t, dtype, backend)
-    return _random(_rng.random(t.shape), resolved, chosen, None, requires_grad)
+    return _random(generator().random(t.shape), resolved, chosen, None, requires_grad)
 
 
 def randn_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
     resolved, chosen = _like(t, dtype, backend)
-    return _random(_rng.standard_normal(t.shape), resolved, chosen, None, requires_grad)
+    return _random(generator().standard_normal(t.shape), resolved, chosen, None, requires_grad)
 
 
 def randint(
@@ -264,13 +251,13 @@ def randint(
         low, high, size = 0, low, (high if high is not None else size)  # type: ignore[assignment]
     if high <= low:
         raise ValueError(f"randint() needs low < high, got [{low}, {high})")
-    array = _rng.integers(low, high, _shape((size,)))
+    array = generator().integers(low, high, _shape((size,)))
     return tensor(array, dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
 
 
 def randperm(n: int, *, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None) -> Tensor:
     """A random permutation of 0..n-1 (int64 by default)."""
-    return tensor(_rng.permutation(int(n)), dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
+    return tensor(generator().permutation(int(n)), dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
@@ -298,7 +285,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     weights = np.atleast_2d(input.to_numpy().astype(np.float64))
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
         raise ValueError("multinomial(): probability tensor contains either inf, nan or element < 0")
-    rng = _rng if generator is None else generator
+    rng = random_state.generator() if generator is None else generator
     samples = np.empty((weights.shape[0], num_samples), dtype=np.int64)
     for row, w in enumerate(weights):
         total = w.sum()

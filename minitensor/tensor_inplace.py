@@ -41,7 +41,9 @@ import numpy as np
 from . import dtypes
 from . import tensor_functions as F
 from .autodiff import is_grad_enabled
+from .backends import get_backend
 from .errors import DTypeError, GradientError, ShapeError
+from .random_state import generator
 from .tensor_data import TensorData, shape_broadcast
 from .tensor_index import _is_basic, getitem, index_add, masked_fill, scatter, scatter_add
 from .tensor_shape import Diagonal, StridedView
@@ -181,8 +183,6 @@ def _rebase_base(self: Tensor, result: Tensor, old: Any) -> None:
 
 def _offsets_of(data: TensorData, start: int) -> np.ndarray:
     """Storage offsets (from a common origin) of the elements of ``data`` in row-major order."""
-    from .backends import get_backend
-
     n = start + 1 + builtins.sum((s - 1) * abs(st) for s, st in zip(data.shape, data.strides))
     mirror = TensorData(np.arange(n, dtype=np.int64)[start:], data.shape, data.strides)
     return get_backend("simple").to_numpy(mirror).reshape(-1)
@@ -335,13 +335,9 @@ class InplaceMethods:
         return _replace(self, src)
 
     def normal_(self: Any, mean: float = 0.0, std: float = 1.0) -> Any:
-        from .creation import generator
-
         return _random_fill(self, generator().normal(mean, std, self.shape), "normal_")
 
     def uniform_(self: Any, a: float = 0.0, b: float = 1.0) -> Any:
-        from .creation import generator
-
         return _random_fill(self, generator().uniform(a, b, self.shape), "uniform_")
 
     def __iadd__(self: Any, other: Any) -> Any:

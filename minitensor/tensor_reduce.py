@@ -280,9 +280,7 @@ def amin(self: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:
 
 def extreme(x: Tensor, dim: Any, keepdim: bool, op: str) -> Any:
     """max/min in PyTorch's three forms (see :func:`max`)."""
-    from .tensor import Tensor
-
-    if isinstance(dim, Tensor):
+    if isinstance(dim, ReduceMethods):  # a Tensor (every Tensor has these methods): the element-wise form
         return x.maximum(dim) if op == "max" else x.minimum(dim)
     if dim is None:
         if x.numel() == 0:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import creation
+from .. import random_state
 from ..backends import BACKEND_MODULES
 from ..backends.base import Backend
 from ..errors import CompileError
@@ -103,7 +103,7 @@ class Draw:
 
     def again(self) -> Any:
         """The same call on the generator minitensor uses now (a replay's draw)."""
-        return getattr(creation.generator(), self.method)(*self.args, **self.kwargs)
+        return getattr(random_state.generator(), self.method)(*self.args, **self.kwargs)
 
 
 @dataclass
@@ -195,8 +195,8 @@ class Trace:
             if id(backend) not in seen:
                 seen.add(id(backend))
                 self._install(backend)
-        self._generator = _Generator(creation.generator(), self)
-        creation._rng = self._generator  # type: ignore[assignment]
+        self._generator = _Generator(random_state.generator(), self)
+        random_state._rng = self._generator  # type: ignore[assignment]
         _active = self
         return self
 
@@ -210,8 +210,8 @@ class Trace:
                 backend.__dict__.pop(name, None)
         self._installed.clear()
         generator = self._generator
-        if generator is not None and creation._rng is generator:
-            creation._rng = generator._real
+        if generator is not None and random_state._rng is generator:
+            random_state._rng = generator._real
 
     def _install(self, backend: Backend) -> None:
         for name in dir(type(backend)):
@@ -338,7 +338,7 @@ class Trace:
                 "the host instead of becoming a tensor directly, so a replay could not draw them again; draw them "
                 "with minitensor's rand/randn/rand_like (dropout does), or call the function uncompiled"
             )
-        if creation._rng is not self._generator:
+        if random_state._rng is not self._generator:
             raise CompileError("manual_seed() was called inside a compiled function; seed outside it")
 
 
