@@ -290,6 +290,7 @@ def exp_row(x, xb, out, ob, scale, neg, keep, span):
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
 def sum_row(o, ob, span):
     """The sum of o[ob + k] for k < span (float64, reassociated: vectorised)."""
+    prefer_wide()
     acc = 0.0
     for k in range(span):
         acc += o[ob + k]
@@ -299,6 +300,7 @@ def sum_row(o, ob, span):
 @njit(error_model="numpy")
 def softmax_row(x, xb, out, ob, length, scale, keep, log):
     """One row: out = softmax(scale x) over its first ``keep`` entries (0 after them), or log_softmax (-inf)."""
+    prefer_wide()
     top = scaled_max(x, xb, scale, keep)
     top = top + (top - top)  # nan for a row whose max is +-inf or nan (inf - inf)
     neg = like(-top, x)
@@ -395,6 +397,7 @@ def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
 def dot_row(g, gb, y, yb, n, log):
     """sum(g y) over a row of n (float64, reassociated: vectorised); sum(g) when ``log``."""
+    prefer_wide()
     acc = 0.0
     if log:
         for k in range(n):
@@ -484,6 +487,7 @@ gauss = by_output(gauss_exact, gauss_exact, gauss32, np.float64)
 @njit(error_model="numpy")
 def gelu_run(x, grad, out, slope, mode):
     """:func:`gelu_kernel` over one run (one loop per mode, so each vectorises)."""
+    prefer_wide()  # (per function: LLVM vectorises each before inlining it)
     if mode == 0:
         for i in range(x.size):
             cdf, pdf = gauss(x[i], out.dtype)
