@@ -54,10 +54,10 @@ def _dense(first: TensorData, *others: TensorData) -> bool:
 
 class FusedKernels(Backend):
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax and
-    log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize), the backward
-    likewise; inputs under SMALL_SOFTMAX elements, and rows not of unit stride, take kernels with ``math.exp`` per
-    element that compile faster and take any stride. layer_norm: one Numba row kernel each way. Exact GELU (float32, float64): one
-    Numba pass. Other dtypes: the defaults."""
+    log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize); the backward one
+    Numba row pass (log_softmax's with the vectorised exp); inputs under SMALL_SOFTMAX elements, and rows not of unit
+    stride, take kernels with ``math.exp`` per element that compile faster and take any stride. layer_norm: one Numba
+    row kernel each way. Exact GELU (float32, float64): one Numba pass. Other dtypes: the defaults."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -100,13 +100,13 @@ class FusedKernels(Backend):
         out = _positive_step(self, out, dim)
         rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [grad_input, grad, out], natural=True)
         steps = (_step(grad, dim), _step(out, dim), _step(grad_input, dim))
-        if out.size < SMALL_SOFTMAX or steps != (1, 1, 1):
+        if out.size < SMALL_SOFTMAX or steps != (1, 1, 1) or not log:
             args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], *steps, n_chunks,
                     per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
             return
-        launch(out.size, "softmax_grad_kernel", grad.storage, out.storage, grad_input.storage, rows, strides,
-               out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale), log)
+        launch(out.size, "log_softmax_grad_kernel", grad.storage, out.storage, grad_input.storage, rows, strides,
+               out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale))
 
     def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
                    out: TensorData, mean: TensorData, rstd: TensorData) -> None:
