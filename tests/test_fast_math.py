@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from minitensor.backends import fast_math
+from minitensor.backends import fast_intrinsics, fast_math
 from minitensor.backends.fast import FastBackend
 from minitensor.tensor_data import TensorData
 
@@ -232,3 +232,32 @@ def test_tables_hold_what_the_methods_assume() -> None:
                 exact = Fraction(v) * Fraction(float(invc)) - 1
                 assert Fraction(float(exact)) == exact, (i, v, invc)
             assert (float(invc) == 1.0) == (bounds[i] <= 1.0 < bounds[i + 1])
+
+
+@pytest.mark.parametrize("scalef", [True, False])
+def test_ldexp_routes_round_once(scalef: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """x 2^k through ``vscalefpd`` (AVX-512) and through the two power-of-two products used elsewhere: both equal
+    NumPy's ldexp (one rounding), into the subnormals, to 0 and to inf, for float64 and float32."""
+    monkeypatch.setattr(fast_intrinsics, "SCALEF", scalef)  # read while the functions below compile
+
+    @njit
+    def scale64(x: np.ndarray, k: np.ndarray, out: np.ndarray) -> None:
+        for i in range(x.size):
+            out[i] = fast_intrinsics.ldexp(x[i], k[i])
+
+    @njit
+    def scale32(x: np.ndarray, shifted: np.ndarray, out: np.ndarray) -> None:
+        for i in range(x.size):
+            out[i] = fast_intrinsics.exp2_scale32(x[i], shifted[i])
+
+    rng = np.random.default_rng(8)
+    x = rng.uniform(1.0, 2.0, 4000) * rng.choice([-1.0, 1.0], 4000)
+    k = rng.integers(-1130, 1030, 4000)
+    out = np.empty_like(x)
+    scale64(x, k, out)
+    with np.errstate(over="ignore"):
+        assert (out == np.ldexp(x, k)).all()
+        x32, k32 = x.astype(np.float32), rng.integers(-160, 130, 4000).astype(np.int32)
+        out32 = np.empty_like(x32)
+        scale32(x32, (k32 + np.float32(12582912.0)).astype(np.float32), out32)  # k in the low bits of 1.5 * 2^23
+        assert (out32 == np.ldexp(x32, k32)).all()
