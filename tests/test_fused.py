@@ -272,8 +272,8 @@ def test_dense_small_softmax_kernels_match_the_general_ones_bit_for_bit(log: boo
 def test_gelu_float32_kernel_is_accurate_to_a_few_ulps(size: int) -> None:
     """fast's float32 GELU kernel (contiguous input, so not the composed fallback) against torch's float64 GELU where
     that is accurate (|x| <= 5) and against 0.5 x erfc(-x / sqrt 2) in float64 in the tail (torch's 1 + erf cancels
-    there): values within 8 float32 ulps, the derivative within 3e-7;
-    float64 (libm's erfc) within 1e-13 of the exact value."""
+    there): values within 8 float32 ulps, the derivative within 3e-7; float64 is PyTorch's formula (libm's erf), within
+    1e-10 of PyTorch's float64 values everywhere."""
     x = np.linspace(-13.0, 13.0, size)
     exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float32).astype(np.float64)])
     for dtype, ndtype in ((mt.float32, np.float32), (mt.float64, np.float64)):
@@ -296,9 +296,11 @@ def test_gelu_float32_kernel_is_accurate_to_a_few_ulps(size: int) -> None:
             with torch.no_grad():  # torch's own float32 kernel, at the tolerance the other tests use
                 np.testing.assert_allclose(got, torch.nn.functional.gelu(torch.tensor(xs)).numpy(), atol=2e-5, rtol=2e-5)
         else:
+            # PyTorch's formula, 0.5 x (1 + erf(x / sqrt 2)), tail included (1 + erf cancels there as in PyTorch, so an
+            # ulp of difference between libm's erf and PyTorch's grows to ~1e-12 relative near x = -4)
+            np.testing.assert_allclose(got, ty.detach().numpy(), rtol=1e-10, atol=1e-300)
             exact64 = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x])
-            np.testing.assert_allclose(got, exact64, rtol=1e-13, atol=1e-300)
-            np.testing.assert_allclose(got[body], ty.detach().numpy()[body], rtol=1e-9, atol=1e-300)
+            np.testing.assert_allclose(got[body], exact64[body], rtol=1e-9, atol=1e-300)
             np.testing.assert_allclose(grad, tx.grad.numpy(), rtol=1e-12, atol=1e-15)
 
 

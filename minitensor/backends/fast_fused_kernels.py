@@ -468,8 +468,10 @@ def gauss32(x):
 
 @njit(error_model="numpy")
 def gauss_exact(v):
-    """(Phi(v), phi(v)) by libm's erfc and exp (float64)."""
-    return 0.5 * math.erfc(-v * SQRT1_2), math.exp(-0.5 * v * v) * INV_SQRT_2PI
+    """(Phi(v), phi(v)) by libm's erf and exp (float64), Phi as PyTorch writes it, 0.5 (1 + erf(v / sqrt 2)), so
+    float64 values are PyTorch's to rounding (its 1 + erf rounds to 0 below v ~ -8.3, where erfc would keep the tiny
+    true value: PyTorch's -0.0 at v = -30, not -1.5e-196)."""
+    return 0.5 * (1.0 + math.erf(v * SQRT1_2)), math.exp(-0.5 * v * v) * INV_SQRT_2PI
 
 
 gauss = by_output(gauss_exact, gauss_exact, gauss32, np.float64)
@@ -499,7 +501,7 @@ def gelu_run(x, grad, out, slope, mode):
 def gelu_kernel(x, grad, out, slope, mode, n_chunks, per_chunk):
     """Exact GELU over contiguous data of one dtype, one pass, in chunks of ``per_chunk`` elements. ``mode`` 0:
     out = x Phi(x); 1: that and slope = Phi(x) + x phi(x) (the derivative); 2: out = grad * slope. float32:
-    :func:`gauss32` (vectorised); float64: libm's erfc (scalar calls)."""
+    :func:`gauss32` (vectorised); float64: libm's erf (scalar calls)."""
     for c in prange(n_chunks):
         prefer_wide()
         lo = c * per_chunk
