@@ -345,7 +345,7 @@ def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
 
 def _torch_gpt_in_subprocess(device: str, repeats: int, threads: int | None, with_cpu: bool = False) -> Any:
     call = f"torch_gpt_time({device!r}, {repeats}, {threads!r}, with_cpu={with_cpu!r})"
-    return in_fresh_process(call, f"torch GPT ({device})")
+    return in_fresh_process(call, f"torch GPT ({device})", prelude=TORCH_ALONE)
 
 
 def print_gpt_rows(rows: list[dict], threads: int) -> None:
@@ -443,8 +443,14 @@ def torch_times(device: str, repeats: int, threads: int | None = None) -> tuple[
 def torch_times_in_subprocess(device: str, repeats: int, threads: int | None = None) -> tuple[float, float] | None:
     """torch_times in a fresh process: each library runs with its own threading defaults (or ``threads``), and
     neither's idle worker threads compete with the other's (as they would in one process, which no user runs)."""
-    times = in_fresh_process(f"torch_times({device!r}, {repeats}, {threads!r})", f"torch ({device})")
+    times = in_fresh_process(f"torch_times({device!r}, {repeats}, {threads!r})", f"torch ({device})", prelude=TORCH_ALONE)
     return None if times is None else (times[0], times[1])
+
+
+TORCH_ALONE = "import torch"
+"""The prelude of a PyTorch timing: torch is imported (its OpenMP runtime reading the user's OMP_WAIT_POLICY) before
+this module imports minitensor, whose fast backend sets OMP_WAIT_POLICY=PASSIVE for its own threads; PyTorch's workers
+would otherwise sleep between ops (its MLP step at two threads: 0.44-0.67 ms -> 1.3-1.6 ms)."""
 
 
 def in_fresh_process(call: str, what: str, prelude: str = "") -> Any:
