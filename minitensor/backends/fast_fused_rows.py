@@ -182,7 +182,7 @@ def exp_row(x, xb, out, ob, scale, neg, keep, span):
 
 @njit(error_model="numpy", fastmath=ROW_FASTMATH)
 def sum_row(o, ob, span):
-    """The sum of o[ob + k] for k < span (float64, reassociated: vectorised)."""
+    """The sum of o[ob + k] for k < span (float64, reassociated: vectorised): a row's sum, and a gradient row's."""
     prefer_wide()
     acc = 0.0
     for k in range(span):
@@ -231,21 +231,11 @@ def softmax_backward_row(g, y, out, scale, log):
         out[k] = scale * y[k] * (g[k] - acc)
 
 
-@njit(error_model="numpy", fastmath=ROW_FASTMATH)
-def sum_of(g, gb, n):
-    """sum(g) over the row of n at g[gb:] (float64, reassociated: vectorised)."""
-    prefer_wide()
-    acc = 0.0
-    for k in range(n):
-        acc += g[gb + k]
-    return acc
-
-
 @njit(error_model="numpy")
 def log_softmax_grad_row(g, gb, y, yb, out, ob, n, scale):
     """out = scale (g - exp(y) sum(g)) over a row of log_softmax's result y (exp vectorised, unlike libm's)."""
     prefer_wide()
-    acc = like(sum_of(g, gb, n), out)
+    acc = like(sum_row(g, gb, n), out)
     for k in range(n):
         out[ob + k] = scale * (g[gb + k] - exp_into(y[yb + k], out.dtype) * acc)
 
