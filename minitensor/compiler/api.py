@@ -181,8 +181,7 @@ class CompiledFunction:
         self.traces += 1
         end = self._slots(objects)
         reuse = share_dead_buffers(trace, visible_roots)
-        plan = Plan(trace, [(b.backend, b._data) for b in buffers], fused=self.fuse)
-        plan.reuse = reuse
+        plan = Plan(trace, [(b.backend, b._data) for b in buffers], fused=self.fuse, reuse=reuse)
         copy_in = []
         for slot, value in start.values():
             data = _data(value)

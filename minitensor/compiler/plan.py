@@ -87,7 +87,7 @@ class Plan:
     """Everything a replay needs, built from a :class:`~.capture.Trace` whose call took ``inputs`` (the traced
     input buffers, with their backends)."""
 
-    def __init__(self, trace: Trace, inputs: list[tuple[Backend, TensorData]], fused: bool = False):
+    def __init__(self, trace: Trace, inputs: list[tuple[Backend, TensorData]], fused: bool = False, reuse: Any = None):
         self.host_steps = list(trace.host_steps)
         self.guards = list(trace.guards)
         self.inputs = inputs
@@ -125,7 +125,7 @@ class Plan:
         self.calls = fuse(trace.ops, [bind(op) for op in trace.ops]) if fused else [bind(op) for op in trace.ops]
         self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
-        self.reuse: Any = None  # what buffer reuse did (a reuse.ReuseStats), set by the caller
+        self.reuse = reuse  # what buffer reuse did before the trace was bound (a reuse.ReuseStats), if it ran
 
     def guards_hold(self) -> bool:
         """Whether every host value the trace registered with ``add_guard`` still has its traced value."""

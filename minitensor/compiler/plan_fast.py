@@ -25,7 +25,7 @@ from numba.core.registry import CPUDispatcher
 from ..backends import fast_numpy
 from ..backends.base import strided_view
 from ..backends.fast import SPLIT_MIN_LENGTH
-from ..tensor_data import TensorData
+from ..tensor_data import TensorData, normalize_dim
 from .capture import Op
 
 Call = Callable[[], Any]
@@ -109,24 +109,15 @@ def _kernel_method(op: Op) -> Callable[..., Any]:
     return getattr(twin_free, op.method.__name__)
 
 
-def _numpy_reduction(op: Op, method: Callable[..., Any]) -> Callable[..., Call] | None:
-    """For a ``reduce`` the backend runs as a NumPy reduction (small float sums, ``use_numpy_math``): a function of
-    (a, dim, out) giving that reduction as a call on the two storages; else None."""
-    backend: Any = op.backend
-    if op.name != "reduce" or not getattr(backend, "use_numpy_math", False) or len(op.args) != 4:
+def _numpy_reduction(op: Op) -> Callable[..., None] | None:
+    """The NumPy reduction the fast backend runs for ``op`` when it is a small float ``reduce`` (``use_numpy_math``):
+    a call on (a's storage, out's storage); else None."""
+    if op.name != "reduce" or not getattr(op.backend, "use_numpy_math", False) or len(op.args) != 4:
         return None
     name, a, dim, out = op.args
-    if not (isinstance(a, TensorData) and isinstance(out, TensorData) and isinstance(name, str)):
+    if not a.dims or not out.size or a.shape[dim] >= SPLIT_MIN_LENGTH:  # a long fold is split first
         return None
-    if not a.dims or not out.size or not -a.dims <= dim < a.dims or a.shape[dim] >= SPLIT_MIN_LENGTH:
-        return None  # the backend's other routes (a split long fold) come first
-    route = fast_numpy.reduce_math(name, a, dim % a.dims, out)
-
-    def bound(a: TensorData, dim: int, out: TensorData) -> Call:
-        assert route is not None
-        return functools.partial(route, a.storage, out.storage)
-
-    return None if route is None else bound
+    return fast_numpy.reduce_math(name, a, normalize_dim(dim, a.dims), out)
 
 
 def bind_fast(op: Op) -> Call | None:
@@ -150,9 +141,12 @@ def bind_fast(op: Op) -> Call | None:
     except Exception:  # noqa: BLE001 - an unexpected planning path: keep the method
         return None
     to_real = {id(scratch[id(d.storage)]): d.storage for d in datas}
-    numpy_route = _numpy_reduction(op, method)
+    numpy_route = _numpy_reduction(op)
+    check: Call
+    real: Call
     if numpy_route is not None:  # a small float sum/prod: eager's NumPy reduction, without the method's lookups
-        check, real = numpy_route(*args[1:]), numpy_route(*op.args[1:])
+        check = functools.partial(numpy_route, args[1].storage, args[3].storage)
+        real = functools.partial(numpy_route, op.args[1].storage, op.args[3].storage)
     elif launches:
         check, real = _rebind(launches, {}, direct=True), _rebind(launches, to_real, direct=True)
     elif op.name == "matmul" and len(datas) == 3:

@@ -63,19 +63,16 @@ def share_dead_buffers(trace: Trace, visible: Callable[[], set[int]]) -> ReuseSt
     """Let the trace's dead intermediates share memory (see the module docstring), rewriting the storages of the
     trace's TensorData in place. ``visible()``: ids of the allocations seen outside the plan (asked only when some
     sharing is possible)."""
-    unit = {id(root_of(d.storage)): True for d in _datas(trace)}
-    for data in _datas(trace):
-        storage = data.storage
-        if not isinstance(storage, np.ndarray) or (storage.size > 1 and storage.strides != (storage.itemsize,)):
-            unit[id(root_of(storage))] = False
+    strided = {id(root_of(d.storage)) for d in _datas(trace)  # roots seen through a storage that is not a plain run
+               if not isinstance(d.storage, np.ndarray) or (d.storage.size > 1 and d.storage.strides != (d.storage.itemsize,))}
     candidates: dict[int, np.ndarray] = {}
     for alloc in trace.allocs:
         root = root_of(alloc.data.storage)
         if (alloc.kind == "empty" and is_host(alloc.backend) and isinstance(root, np.ndarray) and root.ndim == 1
-                and root.flags.c_contiguous and root.size and unit.get(id(root), False)):
+                and root.flags.c_contiguous and root.size and id(root) not in strided):
             candidates[id(root)] = root
-    stats = ReuseStats(len(candidates), len(candidates), sum(r.nbytes for r in candidates.values()))
-    stats.bytes_after = stats.bytes_before
+    total = sum(r.nbytes for r in candidates.values())
+    stats = ReuseStats(len(candidates), len(candidates), total, total)
     sizes = Counter((r.dtype.str, r.size) for r in candidates.values())
     if all(n < 2 for n in sizes.values()):
         return stats
@@ -112,12 +109,10 @@ def share_dead_buffers(trace: Trace, visible: Callable[[], set[int]]) -> ReuseSt
         return stats
     stats.buffers_after -= len(target)
     stats.bytes_after -= sum(candidates[k].nbytes for k in target)
-    done: set[int] = set()
-    for data in _datas(trace):
+    for data in _datas(trace):  # (a TensorData met again already lies in its block, which is not a target)
         root = root_of(data.storage)
-        if id(root) not in target or id(data) in done:
+        if id(root) not in target:
             continue
-        done.add(id(data))
         storage, into = data.storage, target[id(root)]
         offset = (storage.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // root.itemsize
         data._storage = data.storage = into[offset : offset + storage.size]
