@@ -7,6 +7,9 @@ import os
 
 # Run the cuda backend on Numba's simulator unless told otherwise (set NUMBA_ENABLE_CUDASIM=0 on a GPU machine).
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# The fast backend's parallel kernel builds start at a fixed size in tests (32K elements, the least it ever uses),
+# instead of at the break-even it measures per process, so that the tests reach both builds on every machine.
+os.environ.setdefault("MINITENSOR_PARALLEL_FROM", str(1 << 15))
 
 import pytest
 from hypothesis import HealthCheck, settings

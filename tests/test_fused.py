@@ -109,8 +109,8 @@ def test_softmax_of_minus_inf_and_zero_size(backend: str, route: str, log: bool,
 
 
 def test_softmax_parallel_build_and_serial_threshold() -> None:
-    """Rows enough to take the thread-pool build (>= SERIAL_BELOW elements)."""
-    assert 300 * 130 >= fast_launch.SERIAL_BELOW
+    """Rows enough to take the thread-pool build (tests fix its threshold at 32K elements: conftest.py)."""
+    assert fast_launch.use_parallel(300 * 130)
     x = np.random.default_rng(2).normal(size=(300, 130))
     for ours, theirs in ((F.softmax, torch.softmax), (F.log_softmax, torch.log_softmax)):
         check("fast", [x], lambda a, o=ours: o(a, dim=-1), lambda a, t=theirs: t(a, dim=-1), mt.float64,

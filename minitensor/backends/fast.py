@@ -27,7 +27,7 @@ from ..tensor_data import MAX_DIMS, TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
 from .fast_fused import FusedKernels
-from .fast_launch import SERIAL_BELOW, find_kernel, launch, lazy_kernel
+from .fast_launch import find_kernel, launch, lazy_kernel, use_parallel
 from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are part of this module's interface
     NUMPY_MATH,
     THREADED_MATH_MIN,
@@ -93,7 +93,7 @@ def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Any, Callabl
         fn = None
     twin = map_twin(op, a, out)
     lookup = lazy_kernel if twin or fn else find_kernel
-    kernel = lookup("map_kernel", "map", op, compute_type(a), out.size >= SERIAL_BELOW)
+    kernel = lookup("map_kernel", "map", op, compute_type(a), use_parallel(out.size))
     return fn, twin, kernel, planned_layout(out, [a])
 
 
@@ -101,7 +101,7 @@ def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[An
     """(exact NumPy twin or None, kernel, layout arguments) of ``zip(op, a, b, out)``; ``out`` is not empty."""
     twin = zip_twin(op, a, b, out)
     lookup = lazy_kernel if twin else find_kernel
-    kernel = lookup("zip_kernel", "zip", op, compute_type(a, b), out.size >= SERIAL_BELOW)
+    kernel = lookup("zip_kernel", "zip", op, compute_type(a, b), use_parallel(out.size))
     return twin, kernel, planned_layout(out, [a, b])
 
 
@@ -204,7 +204,7 @@ class FastBackend(FusedKernels, HostBackend):
             twin, math_route = reduce_twin(op, a, dim, out), reduce_math(op, a, dim, out)
             kernel, args = reduce_plan(a, dim, out)
             lookup = lazy_kernel if twin or math_route else find_kernel
-            found = lookup(kernel, "reduce", op, compute_type(a), a.size >= SERIAL_BELOW)
+            found = lookup(kernel, "reduce", op, compute_type(a), use_parallel(a.size))
             plan = cached(_reduce_calls, key, lambda: (twin, math_route, found, args))
         twin, math_route, kernel_fn, args = plan
         if twin is not None and self.use_numpy_twins:

@@ -24,7 +24,7 @@ _NO_PARAM = np.zeros(1, dtype=np.float64)  # stands in for an absent weight or b
 
 
 def launch(work: int, kernel: str, *args: object) -> None:
-    """Call ``kernel`` of the fused kernel module (its parallel build for SERIAL_BELOW units of work or more)."""
+    """Call ``kernel`` of the fused kernel module (its parallel build when ``work`` pays for the thread pool)."""
     fast_launch.launch(work, kernel, "fused", "", DEFAULT_COMPUTE, *args)
 
 

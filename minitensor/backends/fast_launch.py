@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -22,11 +24,17 @@ from typing import Any
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402
+import numpy as np  # noqa: E402
 from numba.np.ufunc import parallel as _numba_parallel  # noqa: E402
 
 from .fast_codegen import kernel_module  # noqa: E402
 
-SERIAL_BELOW = 1 << 15  # elements (multiply-adds for matmul) of work under which a kernel runs on one thread
+SERIAL_BELOW = 1 << 15
+"""Work (elements; multiply-adds for a matmul) under which a kernel always runs its serial build."""
+PARALLEL_MOST = 1 << 22
+"""The largest break-even :func:`parallel_from` reports: from here on a kernel always takes the parallel build."""
+PARALLEL_FROM_ENV = "MINITENSOR_PARALLEL_FROM"
+"""An environment variable that fixes the break-even (elements) instead of measuring it."""
 
 
 def openmp_runtime_loaded() -> bool:
@@ -78,15 +86,87 @@ SERIALIZE_PARALLEL = avoid_foreign_openmp()
 _parallel_lock = threading.Lock()
 
 
-def launch(work: int, kernel: str, family: str, op: str, compute: str, *args: Any) -> None:
-    """Call ``kernel`` of the (family, op, compute) kernel module: its parallel build for SERIAL_BELOW
-    units of work or more, else its serial build.
+@numba.njit(cache=True)
+def _add_serial(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    for i in range(out.size):
+        out[i] = a[i] + b[i]
 
-    Waking Numba's thread pool costs tens of microseconds on an idle machine and milliseconds on a
-    busy one (a 16x16 multiply measured 8 ms with two threads under load, 0.05 ms with one); the
-    serial build never touches the pool and compiles in about a third of the time.
-    """
-    find_kernel(kernel, family, op, compute, work >= SERIAL_BELOW)(*args)
+
+@numba.njit(parallel=True, cache=True)
+def _add_parallel(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    for i in numba.prange(out.size):
+        out[i] = a[i] + b[i]
+
+
+def _median_seconds(kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        kernel(*arrays)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def break_even(wake: float, serial: float, parallel: float, size: int) -> int:
+    """The work from which the parallel build pays, from timings of a memory-bound add: ``wake`` seconds the pool
+    adds to a tiny launch, and ``serial``/``parallel`` seconds for ``size`` elements. The parallel build saves
+    (serial - (parallel - wake)) / size seconds per element once the pool runs, and pays ``wake`` to start it."""
+    saved = (serial - max(parallel - wake, 0.0)) / size
+    if saved <= 0.0:
+        return PARALLEL_MOST
+    return int(min(max(wake / saved, SERIAL_BELOW), PARALLEL_MOST))
+
+
+def measure_break_even(size: int = 1 << 19, repeats: int = 9) -> int:
+    """:func:`break_even` measured now, with the current thread layer, wait policy and thread count: a float32 add of
+    64 elements and of ``size`` elements on both builds (about 10 ms; the kernels are cached on disk)."""
+    rng = np.random.default_rng(0)
+    big = tuple(rng.random(size, dtype=np.float32) for _ in range(3))
+    tiny = tuple(array[:64] for array in big)
+    parallel = serialized(_add_parallel) if SERIALIZE_PARALLEL else _add_parallel
+    for kernel in (_add_serial, parallel):  # compile (or load), start the pool, fault the pages in
+        kernel(*big)
+        kernel(*big)
+    wake = _median_seconds(parallel, tiny, repeats) - _median_seconds(_add_serial, tiny, repeats)
+    return break_even(max(wake, 0.0), _median_seconds(_add_serial, big, repeats),
+                      _median_seconds(parallel, big, repeats), size)
+
+
+_parallel_from: dict[int, int] = {}  # thread count -> break-even
+
+
+def parallel_from() -> int:
+    """The work (elements) from which a kernel runs its parallel build, for the current Numba thread count: the
+    ``MINITENSOR_PARALLEL_FROM`` environment variable if set, else measured once per thread count (:func:`
+    measure_break_even`); never below SERIAL_BELOW, and PARALLEL_MOST + 1 (never) with one thread.
+
+    Waking the pool's workers costs from a few microseconds on bare metal to ~100 us on a small VM (measured here
+    under OMP_WAIT_POLICY=PASSIVE: a 40K-element float32 add took 6.8 us on the serial build and 83-104 us on the
+    parallel one), so one fixed threshold is either slow there or leaves cores idle elsewhere."""
+    fixed = os.environ.get(PARALLEL_FROM_ENV)
+    if fixed:
+        try:
+            return max(int(fixed), SERIAL_BELOW)
+        except ValueError:
+            raise ValueError(f"{PARALLEL_FROM_ENV} must be a whole number of elements, got {fixed!r}") from None
+    threads = numba.get_num_threads()
+    found = _parallel_from.get(threads)
+    if found is None:
+        found = _parallel_from[threads] = PARALLEL_MOST + 1 if threads == 1 else measure_break_even()
+    return found
+
+
+def use_parallel(work: int) -> bool:
+    """Whether ``work`` units take a kernel's parallel build (:func:`parallel_from`; no measuring below
+    SERIAL_BELOW)."""
+    return work >= SERIAL_BELOW and work >= parallel_from()
+
+
+def launch(work: int, kernel: str, family: str, op: str, compute: str, *args: Any) -> None:
+    """Call ``kernel`` of the (family, op, compute) kernel module: its parallel build when ``work`` units pay for
+    waking the thread pool (:func:`use_parallel`), else its serial build, which never touches the pool and
+    compiles in about a third of the time."""
+    find_kernel(kernel, family, op, compute, use_parallel(work))(*args)
 
 
 _kernels: dict[tuple[str, str, str, str, bool], Callable[..., Any]] = {}

@@ -21,11 +21,11 @@ import numba
 import numpy as np
 
 from .. import operators
+from ..backends.fast_launch import use_parallel
 from ..tensor_data import TensorData
 from .capture import Op, root_of
 
 Call = Callable[[], Any]
-PARALLEL_FROM = 1 << 15  # elements from which the fused loop is the parallel build (the fast backend's threshold)
 _kernels: dict[tuple[str, bool], Any] = {}
 _lock = threading.Lock()
 _namespace: dict[str, Any] | None = None
@@ -127,7 +127,7 @@ class _Run:
             operands = [f"compute({names[id(d.storage)]}[{'0' if d.size == 1 else 'i'}])" for d in op.args[1:-1]]
             lines.append(f"        {names[id(op.args[-1].storage)]}[i] = {fn}({', '.join(operands)})")
         source = "\n".join(lines) + "\n"
-        parallel = self.n >= PARALLEL_FROM
+        parallel = use_parallel(self.n)  # the fast backend's rule
         kernel = _kernel(source if parallel else source.replace("prange(n)", "range(n)"), parallel)
         arrays = list(self.arrays.values())
         return lambda: kernel(*arrays, self.n)
