@@ -22,12 +22,11 @@ polynomial, and applies 2^k in one rounding (``vscalefpd``). ``log`` splits x = 
 invc ~ 1/z (9 bits, so z invc - 1 is exact) and -log(invc) from a 256-entry table, and adds a degree-7 log1p
 polynomial (Tang's method: no division). ``tanh`` and ``sigmoid`` are quotients of exp's parts kept as double-doubles
 and refined by a Newton step; every division is a float32 estimate (twice the SIMD lanes of a float64 one) refined by
-Newton steps. Tables are built at import in 128-bit fixed point.
+Newton steps. The tables come from :mod:`minitensor.backends.fast_math_tables` (exact, built at import).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +48,7 @@ from .fast_intrinsics import (  # LLVM instructions Numba has no spelling for
     recip_estimate,
     select,
 )
+from .fast_math_tables import exp2_table, log_table
 
 
 @njit(inline="always")
@@ -73,55 +73,7 @@ EXP_N = 64
 """exp's table size: x = (64 k + j) ln2 / 64 + r, |r| <= ln2 / 128, e^x = 2^k 2^(j/64) e^r."""
 
 
-FIXED_BITS = 128
-"""The tables are computed at import in fixed point: integers holding value * 2^128 (about 2 ms, exact to 2^-120)."""
-
-
-def _atanh_fixed(n: int, d: int) -> int:
-    """atanh(n / d) 2^128 for |n / d| <= 0.2: the series (n/d)^(2i+1) / (2i+1) in integers."""
-    sign, n = (-1, -n) if n < 0 else (1, n)
-    term = (n << FIXED_BITS) // d
-    total, i = term, 1
-    while term:
-        term = term * n * n // (d * d)
-        total += term // (2 * i + 1)
-        i += 1
-    return sign * total
-
-
-def _ln_fixed(m: int, q: int) -> int:
-    """ln(m / q) 2^128 for m / q in [0.67, 1.5], as 2 atanh((m - q) / (m + q))."""
-    return 2 * _atanh_fixed(m - q, m + q)
-
-
-def _exp_fixed(x: int) -> int:
-    """e^(x / 2^128) 2^128 for 0 <= x < 2^128 (Taylor series in integers)."""
-    total = term = 1 << FIXED_BITS
-    i = 1
-    while term:
-        term = term * x // (i << FIXED_BITS)
-        total += term
-        i += 1
-    return total
-
-
-def _hi_lo(v: int) -> tuple[float, float]:
-    """v / 2^128 as the float64 nearest it and the float64 nearest the remainder (int / int rounds correctly)."""
-    hi = v / (1 << FIXED_BITS)
-    num, den = hi.as_integer_ratio()
-    return hi, (v * den - (num << FIXED_BITS)) / (den << FIXED_BITS)
-
-
-LN2_FIXED = _ln_fixed(4, 3) + _ln_fixed(3, 2)
-
-
-def _exp2_table(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(hi, lo): 2^(j/n) for j < n as a float64 and the float64 nearest its rounding error."""
-    parts = [_hi_lo(_exp_fixed(LN2_FIXED * j // n)) for j in range(n)]
-    return np.array([h for h, _ in parts]), np.array([lo for _, lo in parts])
-
-
-EXP_T_HI, EXP_T_LO = _exp2_table(EXP_N)
+EXP_T_HI, EXP_T_LO = exp2_table(EXP_N)
 EXP_INV = EXP_N / LN2  # the reduction's constants: ln2/64 in 36 bits (k EXP_L_HI exact for |k| < 2^17) and the rest
 EXP_L_HI = 0.010830424696223417
 EXP_L_LO = 2.572804622327669e-14
@@ -196,27 +148,7 @@ LOG_N = 256
 LOG_OFF = 0x3FE6080000000000  # x = 2^k z, z in [0.6885, 1.377): 256 intervals by z's top mantissa bits, one centred on 1
 
 
-def _log_table(n: int, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(invc, hi, lo) per interval of z: invc ~ 1 / (the interval's centre) to 9 significant bits (exactly 1 for the
-    interval around 1), so z invc - 1 is exact; -log(invc) = hi + lo with hi a multiple of 2^-43."""
-    shift = 52 - n.bit_length() + 1
-    bounds = np.array([off + (i << shift) for i in range(n + 1)], dtype=np.int64).view(np.float64)
-    invc, hi, lo = [], [], []
-    for z_lo, z_hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        if z_lo <= 1.0 < z_hi:
-            v = 1.0
-        else:
-            m, e = math.frexp(2.0 / (z_lo + z_hi))
-            v = math.ldexp(round(m * 512), e - 9)
-        logc = -_ln_fixed(int(v * 512), 512)  # v = M / 512 exactly
-        h = (logc + (1 << (FIXED_BITS - 44))) >> (FIXED_BITS - 43)  # logc 2^43, rounded
-        invc.append(v)
-        hi.append(h / 2**43)
-        lo.append((logc - (h << (FIXED_BITS - 43))) / (1 << FIXED_BITS))
-    return np.array(invc), np.array(hi), np.array(lo)
-
-
-LOG_INVC, LOG_C_HI, LOG_C_LO = _log_table(LOG_N, LOG_OFF)
+LOG_INVC, LOG_C_HI, LOG_C_LO = log_table(LOG_N, LOG_OFF)
 LN2_HI43 = 0.6931471805598903  # ln2 as a multiple of 2^-43: k LN2_HI43 + LOG_C_HI[i] is exact for |k| <= 1077
 LN2_LO43 = 5.497923018708371e-14  # ln2 - LN2_HI43
 LOG_P = (0.1428583558604866, -0.16666803129521168, 0.19999999999735155, -0.24999999999702047, 0.3333333333333333)
