@@ -126,7 +126,7 @@ class CudaBackend(Backend):
         data = self.empty(shape, dtype)
         if data.size:
             blocks, threads = plan.elementwise_launch(data.size)
-            _kernel(("fill", 0.0), kernels.make_fill)[blocks, threads](data.storage)
+            self._launch(_kernel(("fill", 0.0), kernels.make_fill), blocks, threads, data.storage)
         return data
 
     def from_numpy(self, array: np.ndarray) -> TensorData:
@@ -137,7 +137,7 @@ class CudaBackend(Backend):
         if array.size == 1:
             value = array.reshape(-1)[0].item()
             kernel = _kernel(("fill_value",), kernels.make_fill_value)
-            kernel[1, 1](data.storage, value)
+            self._launch(kernel, 1, 1, data.storage, value)
         elif array.size:
             data.storage.copy_to_device(np.ascontiguousarray(array).reshape(-1))
             ALLOCATOR.num_host_to_device += 1
@@ -155,7 +155,8 @@ class CudaBackend(Backend):
             return
         kind = data.dtype.kind
         convert = float if kind == "f" else (bool if kind == "b" else int)
-        _kernel(("fill_tuple",), kernels.make_fill_tuple)[1, len(values)](data.storage, tuple(convert(v) for v in values))
+        kernel = _kernel(("fill_tuple",), kernels.make_fill_tuple)
+        self._launch(kernel, 1, len(values), data.storage, tuple(convert(v) for v in values))
 
     def constant(self, value: float | int | bool, dtype: np.dtype) -> TensorData:
         """A read-only 0-d device tensor holding ``value`` as ``dtype``, cached per (value, dtype): ``x * 2.0``
@@ -191,6 +192,12 @@ class CudaBackend(Backend):
     def synchronize(self) -> None:
         cuda.synchronize()
 
+    def _launch(self, kernel: Any, grid: Any, block: Any, *args: Any) -> None:
+        """Launch ``kernel`` on ``grid`` blocks of ``block`` threads with ``args``: every launch of this backend goes
+        through here, so a subclass can note the launches instead of running them (the compiler's pre-bound calls,
+        :mod:`minitensor.compiler.plan_cuda`)."""
+        kernel[grid, block](*args)
+
     # --- kernels ---
 
     def map(self, op: str, a: TensorData, out: TensorData) -> None:
@@ -200,7 +207,7 @@ class CudaBackend(Backend):
         dims, layout = plan.layout(out, (a,))
         kernel = _kernel(("map", op, dims, plan.compute_type(out, a)), kernels.make_map)
         blocks, threads = plan.elementwise_launch(out.size, plan.FLAT_PER_THREAD if dims == 0 else 1)
-        kernel[blocks, threads](out.storage, a.storage, out.size, *layout)
+        self._launch(kernel, blocks, threads, out.storage, a.storage, out.size, *layout)
 
     def zip(self, op: str, a: TensorData, b: TensorData, out: TensorData) -> None:
         _check_device(a, b, out)
@@ -209,7 +216,7 @@ class CudaBackend(Backend):
         dims, layout = plan.layout(out, (a, b))
         kernel = _kernel(("zip", op, dims, plan.compute_type(out, a, b)), kernels.make_zip)
         blocks, threads = plan.elementwise_launch(out.size, plan.FLAT_PER_THREAD if dims == 0 else 1)
-        kernel[blocks, threads](out.storage, a.storage, b.storage, out.size, *layout)
+        self._launch(kernel, blocks, threads, out.storage, a.storage, b.storage, out.size, *layout)
 
     def reduce(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
         """A thread, a warp or a block per row (see :mod:`minitensor.backends.cuda_reduce`); a long row with few
@@ -234,7 +241,8 @@ class CudaBackend(Backend):
             factory = cuda_reduce.make_reduce_warp if kind == "warp" else cuda_reduce.make_reduce_block
             kernel = _kernel((f"reduce_{kind}", op, len(row_shape), integer, plan.WARP, warps, not SIMULATED), factory)
         step = a.strides[dim] if length > 1 else 0
-        kernel[(blocks, chunks), threads](
+        self._launch(
+            kernel, (blocks, chunks), threads,
             dst.storage, a.storage, rows, row_shape, dst_strides, a_strides, length, step, dst.strides[dim]
         )
         if chunks > 1:
@@ -272,7 +280,8 @@ class CudaBackend(Backend):
         grid = (min(-(-n // bn), plan.MAX_GRID), min(-(-m // bm), plan.MAX_GRID), min(batches, plan.MAX_GRID))
         a_k = inner == 1 or a.strides[-1] == 1
         b_n = n == 1 or b.strides[-1] == 1
-        kernel[grid, (bn // tn, bm // tm)](
+        self._launch(
+            kernel, grid, (bn // tn, bm // tm),
             out.storage, a.storage, b.storage, batches, tuple(batch_shape.tolist()),
             *[tuple(row) for row in batch_strides.tolist()], m, n, inner,
             *out.strides[-2:], *a.strides[-2:], *b.strides[-2:], a_k, b_n,
@@ -285,7 +294,7 @@ class CudaBackend(Backend):
         dims, layout = plan.layout(out, (cond, a, b))
         kernel = _kernel(("where", dims), kernels.make_where)
         blocks, threads = plan.elementwise_launch(out.size)
-        kernel[blocks, threads](out.storage, cond.storage, a.storage, b.storage, out.size, *layout)
+        self._launch(kernel, blocks, threads, out.storage, cond.storage, a.storage, b.storage, out.size, *layout)
 
     def gather(self, a: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """One thread per out element."""
@@ -297,7 +306,8 @@ class CudaBackend(Backend):
         out_shape, out_strides = _geometry(out)
         kernel = _kernel(("gather", len(out_shape)), kernels.make_gather)
         blocks, threads = plan.elementwise_launch(out.size)
-        kernel[blocks, threads](out.storage, out_shape, out_strides, out.size, a.storage, _strides(a), index.storage, _strides(index), dim)
+        args = (out.storage, out_shape, out_strides, out.size, a.storage, _strides(a), index.storage, _strides(index), dim)
+        self._launch(kernel, blocks, threads, *args)
 
     def scatter_add(self, src: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """Atomic adds, one thread per src element, for outs in :data:`ATOMIC_ADD_DTYPES`; other outs
@@ -312,12 +322,13 @@ class CudaBackend(Backend):
         if out.dtype in ATOMIC_ADD_DTYPES:
             kernel = _kernel(("scatter_add", len(src_shape)), kernels.make_scatter_add)
             blocks, threads = plan.elementwise_launch(src.size)
-            kernel[blocks, threads](out.storage, _strides(out), src.storage, src_shape, src_strides, src.size, *indexing, dim)
+            self._launch(kernel, blocks, threads, out.storage, _strides(out), src.storage, src_shape, src_strides, src.size, *indexing, dim)
             return
         row_shape, rows = plan.rows_along(src_shape, dim)
         kernel = _kernel(("scatter_add_rows", len(src_shape)), kernels.make_scatter_add_rows)
         blocks, threads = plan.elementwise_launch(rows)
-        kernel[blocks, threads](out.storage, _strides(out), src.storage, src_strides, *indexing, row_shape, rows, dim, src_shape[dim])
+        args = (out.storage, _strides(out), src.storage, src_strides, *indexing, row_shape, rows, dim, src_shape[dim])
+        self._launch(kernel, blocks, threads, *args)
 
     def scan(self, op: str, a: TensorData, dim: int, out: TensorData) -> None:
         """One thread per row along ``dim`` (rows in parallel), int64 compute for integer inputs."""
@@ -330,7 +341,7 @@ class CudaBackend(Backend):
         row_shape, rows = plan.rows_along(a_shape, dim)
         kernel = _kernel(("scan", op, len(a_shape), plan.integer_compute(a)), kernels.make_scan)
         blocks, threads = plan.elementwise_launch(rows)
-        kernel[blocks, threads](out.storage, _strides(out), a.storage, a_strides, row_shape, rows, dim, a_shape[dim])
+        self._launch(kernel, blocks, threads, out.storage, _strides(out), a.storage, a_strides, row_shape, rows, dim, a_shape[dim])
 
     def sort(self, a: TensorData, dim: int, descending: bool, values: TensorData, indices: TensorData) -> None:
         """One thread per row along ``dim``: a stable insertion sort in place in ``values``/``indices``;
@@ -345,6 +356,6 @@ class CudaBackend(Backend):
         kernel = _kernel(("sort", len(a_shape), bool(descending), plan.integer_compute(a)), kernels.make_sort)
         blocks, threads = plan.elementwise_launch(rows)
         outs = (values.storage, _strides(values), indices.storage, _strides(indices))
-        kernel[blocks, threads](*outs, a.storage, a_strides, row_shape, rows, dim, a_shape[dim])
+        self._launch(kernel, blocks, threads, *outs, a.storage, a_strides, row_shape, rows, dim, a_shape[dim])
 
 backend = CudaBackend()

@@ -6,7 +6,9 @@ runs, in order: the copies of the new inputs into the traced input buffers, the 
 inputs (class indices in range), the host steps the trace registered (optimizer step counts and learning rates),
 the re-draws of random numbers, the refills of allocated-and-initialised buffers that the step later overwrites,
 and the kernel calls. On the ``fast`` backend most calls are bound to
-the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`); others call the backend method.
+the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`), on ``cuda`` to their planned kernel
+launches (:mod:`.plan_cuda`; refills there are device-side too, so a replay moves no data between host and device
+except the redrawn random numbers); others call the backend method.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ..backends.base import Backend, is_host, strided_view
 from ..tensor_data import TensorData
 from .capture import Alloc, Op, Trace, root_of
 from .fuse import fuse
+from .plan_cuda import bind_cuda, bind_fill, is_cuda
 from .plan_fast import bind_fast
 
 Call = Callable[[], Any]
@@ -52,7 +55,8 @@ def _filler(backend: Backend, data: TensorData, contents: np.ndarray) -> Call:
     if is_host(backend):
         storage = data.storage
         return functools.partial(np.copyto, storage[: flat.size], flat)
-    return functools.partial(data.storage.copy_to_device, flat)
+    on_device = bind_fill(backend, data, contents) if type(backend).__name__ == "CudaBackend" else None
+    return on_device if on_device is not None else functools.partial(data.storage.copy_to_device, flat)
 
 
 def _redrawer(backend: Backend, alloc: Alloc) -> Call:
@@ -72,10 +76,10 @@ def _redrawer(backend: Backend, alloc: Alloc) -> Call:
 
 
 def bind(op: Op) -> Call:
-    """``op`` as a call without arguments: pre-planned on fast, else the backend method with its arguments."""
-    fast = bind_fast(op)
-    if fast is not None:
-        return fast
+    """``op`` as a call without arguments: pre-planned on fast and cuda, else the backend method with its arguments."""
+    bound = bind_cuda(op) if is_cuda(op) else bind_fast(op)
+    if bound is not None:
+        return bound
     return functools.partial(op.method, *op.args, **op.kwargs)
 
 
