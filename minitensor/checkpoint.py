@@ -14,20 +14,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import safetensors.numpy as safetensors_numpy
 
 from .autodiff import no_grad
 from .backends import get_backend
 from .creation import inferred_dtype
 from .errors import MinitensorError
-from .module import Module
 from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from .module import Module  # the module layer calls load_state_dict from below
 
 
 class CheckpointError(MinitensorError, ValueError):
@@ -98,8 +102,6 @@ def flatten(obj: Any) -> tuple[dict[str, np.ndarray], str]:
     ``{"$dict": [[key, value], ...]}`` (int, float, bool, None keys kept); ``{"$tensor": key}`` and
     ``{"$ndarray": key}`` for tensors and arrays stored under ``key`` (the dotted path, made unique).
     """
-    import json
-
     arrays: dict[str, np.ndarray] = {}
 
     def entry(path: str) -> str:
@@ -143,8 +145,6 @@ def flatten(obj: Any) -> tuple[dict[str, np.ndarray], str]:
 
 def unflatten(structure: str, arrays: Mapping[str, np.ndarray], as_tensor: Any) -> Any:
     """The object :func:`flatten` described; tensors made by ``as_tensor(array)``."""
-    import json
-
     def decode(value: Any) -> Any:
         if isinstance(value, list):
             return [decode(v) for v in value]
@@ -195,15 +195,13 @@ def save(obj: Any, path: str | os.PathLike[str], metadata: Mapping[str, str] | N
     numbers, bools, strings and None (TypeError naming the path of anything else). ``metadata``: extra strings
     stored in the header.
     """
-    from safetensors.numpy import save as encode
-
     header = {"format": "minitensor", **(dict(metadata) if metadata else {})}
     if _is_flat(obj):
         arrays = {name: _host_array(value) for name, value in obj.items()}
     else:
         arrays, structure = flatten(obj)
         header[STRUCTURE_KEY] = structure
-    data = encode(arrays, metadata=header)
+    data = safetensors_numpy.save(arrays, metadata=header)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     try:
@@ -246,12 +244,10 @@ def load(path: str | os.PathLike[str], backend: Any = None) -> Any:
     structure, with NumPy arrays saved as arrays and tensors as tensors. float32/float64/int32/int64/bool keep
     their dtype; other integers become int64, float16 float32.
     """
-    from safetensors.numpy import load as decode
-
     with open(path, "rb") as handle:
         data = handle.read()
     try:
-        arrays = decode(data)
+        arrays = safetensors_numpy.load(data)
         header = _metadata(data)
     except Exception as error:  # safetensors raises its own error types for bad headers and truncated data
         raise CheckpointError(f"{os.fspath(path)!r} is not a readable safetensors file: {error}") from error
@@ -270,8 +266,6 @@ def load(path: str | os.PathLike[str], backend: Any = None) -> Any:
 
 def _metadata(data: bytes) -> dict[str, str]:
     """The ``__metadata__`` strings of a safetensors file's JSON header."""
-    import json
-
     size = int.from_bytes(data[:8], "little")
     header = json.loads(data[8 : 8 + size])
     return dict(header.get("__metadata__") or {})

@@ -12,6 +12,8 @@ from typing import Any
 
 from . import dtypes
 from .autodiff import no_grad
+from .checkpoint import load_state_dict
+from .creation import empty
 from .scalar import Scalar
 from .tensor import Tensor
 
@@ -25,8 +27,6 @@ class Parameter(Tensor):
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from .creation import empty
-
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter takes a Tensor, got {type(data).__name__}")
@@ -259,8 +259,6 @@ class Module:
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> Any:
         """Copy ``state_dict`` into this module's parameters and buffers in place; mismatches raise a CheckpointError
         listing them all. Returns ``(missing_keys, unexpected_keys)``."""
-        from .checkpoint import load_state_dict
-
         return load_state_dict(self, state_dict, strict=strict)
 
     # --- modes and gradients ---
