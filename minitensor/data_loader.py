@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from . import distributed
+
 
 class DistributedSampler:
     """Indices of one rank's shard of a data set (``torch.utils.data.distributed.DistributedSampler``).
@@ -23,8 +25,6 @@ class DistributedSampler:
 
     def __init__(self, dataset: Any, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False):
-        from . import distributed
-
         n = dataset if isinstance(dataset, (int, np.integer)) else len(dataset)
         if int(n) < 0:
             raise ValueError(f"DistributedSampler needs a data set length >= 0, got {n}")

@@ -29,7 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from .autodiff import no_grad
+from .backends.base import HostBackend, strided_view
+from .creation import tensor as make_tensor
 from .errors import MinitensorError
+from .tensor import Tensor
 
 __all__ = [
     "DistributedError", "ReduceOp", "init", "init_process_group", "is_available", "is_initialized", "launched_by_mpiexec",
@@ -187,8 +191,6 @@ def _host_buffer(tensor: Any) -> tuple[np.ndarray, bool]:
         if tensor.flags.c_contiguous and tensor.flags.writeable:
             return tensor, True
         return np.ascontiguousarray(tensor), False
-    from .backends.base import HostBackend, strided_view
-
     data = tensor._data
     if isinstance(tensor.backend, HostBackend) and data.is_contiguous() and data.size > 0:
         view = strided_view(data, writeable=True)
@@ -206,16 +208,11 @@ def _write_back(tensor: Any, values: np.ndarray, in_place: bool) -> None:
     if in_place:
         tensor._bump_version()
         return
-    from .autodiff import no_grad
-    from .creation import tensor as make_tensor
-
     with no_grad():
         tensor.copy_(make_tensor(values, dtype=tensor.dtype, backend=tensor.backend.name))
 
 
 def _check_tensor(tensor: Any, what: str) -> None:
-    from .tensor import Tensor
-
     if not isinstance(tensor, (Tensor, np.ndarray)):
         raise TypeError(f"{what}(): argument 'tensor' must be Tensor, not {type(tensor).__name__}")
 
