@@ -16,7 +16,9 @@ import numpy as np
 from tqdm import tqdm
 
 from .autodiff import no_grad
+from .creation import tensor
 from .module import Module
+from .optim.lr_scheduler import ReduceLROnPlateau
 from .tensor import Tensor
 
 Metric = Callable[[np.ndarray, np.ndarray], float]
@@ -87,8 +89,6 @@ class Trainer:
             return x
         params = list(self.model.parameters())
         if not params:
-            from .creation import tensor
-
             return tensor(np.asarray(x))
         like = params[0]
         return Tensor(like.backend.from_numpy(np.asarray(x, dtype=like.dtype)), like.backend)
@@ -141,8 +141,6 @@ class Trainer:
 
     def _step_scheduler(self, results: dict[str, float]) -> None:
         """One scheduler step; ReduceLROnPlateau gets the epoch's validation loss (the training loss without one)."""
-        from .optim.lr_scheduler import ReduceLROnPlateau
-
         if isinstance(self.scheduler, ReduceLROnPlateau):
             self.scheduler.step(results.get("val_loss", results["loss"]))
         else:
