@@ -7,7 +7,8 @@ on element ``i`` of earlier calls, so one loop can run them all: per element, ea
 as float64, applies the same :mod:`minitensor.operators` function compiled the same way as the backend's kernels,
 and stores into its output (rounding to the output's dtype, as the separate kernel would). Every output is still
 written, so the results are bit for bit those of the separate calls; what is saved is a kernel launch and a pass
-over memory per fused call. Generated kernels are compiled once per process and source text.
+over memory per fused call. Generated kernels are compiled once per process and source text. Runs of ``cuda``
+calls (same rules) become one generated CUDA kernel instead (:mod:`.fuse_cuda`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from .. import operators
 from ..backends.fast_launch import use_parallel
 from ..tensor_data import TensorData
+from . import fuse_cuda
 from .capture import Op, root_of
 
 Call = Callable[[], Any]
@@ -56,6 +58,8 @@ def _kernel(source: str, parallel: bool) -> Any:
 
 def _fusible(op: Op, call: Call) -> int | None:
     """The run length of ``op`` when it can join a fused run (its output's size), else None."""
+    if type(op.backend).__name__ == "CudaBackend":
+        return fuse_cuda.fusible(op)
     if op.name not in ("map", "zip") or op.kwargs or type(op.backend).__name__ != "FastBackend":
         return None
     kernel = getattr(call, "func", None)
@@ -81,10 +85,10 @@ def _flat(data: TensorData, n: int) -> bool:
 class _Run:
     """A run being collected: its calls, its arrays (by storage object) and the roots it writes."""
 
-    def __init__(self, n: int):
-        self.n = n
+    def __init__(self, n: int, backend: Any):
+        self.n, self.backend = n, backend
         self.ops: list[Op] = []
-        self.arrays: dict[int, np.ndarray] = {}
+        self.arrays: dict[int, Any] = {}  # NumPy arrays (fast) or device arrays (cuda)
         self.views: dict[int, set[int]] = {}  # root id -> ids of the storages (views) of it the run uses
         self.written: set[int] = set()
         self.scalars: set[int] = set()  # roots read as one element
@@ -92,7 +96,7 @@ class _Run:
     def accepts(self, op: Op, n: int) -> bool:
         """Whether ``op`` can join: same length, and no buffer the run writes is seen through two views or read as
         one element (element i must depend on element i alone)."""
-        if n != self.n:
+        if n != self.n or op.backend is not self.backend:
             return False
         out = op.args[-1]
         out_root = id(root_of(out.storage))
@@ -119,6 +123,8 @@ class _Run:
         self.written.add(id(root_of(op.args[-1].storage)))
 
     def build(self) -> Call:
+        if type(self.backend).__name__ == "CudaBackend":
+            return fuse_cuda.build(self.ops, self.arrays, self.n)
         names = {key: f"a{i}" for i, key in enumerate(self.arrays)}
         lines = [f"def fused({', '.join(names.values())}, n):", "    for i in prange(n):"]
         for op in self.ops:
@@ -137,6 +143,7 @@ def fuse(ops: list[Op], calls: list[Call]) -> list[Call]:
     """``calls`` (bound from ``ops``) with each run of two or more fusible element-wise calls replaced by one."""
     if "numba" not in sys.modules:
         return calls
+    ops, calls = fuse_cuda.split_composites(ops, calls)
     out: list[Call] = []
     run: _Run | None = None
     pending: list[Call] = []
@@ -157,7 +164,7 @@ def fuse(ops: list[Op], calls: list[Call]) -> list[Call]:
         close()
         run = None
         if n is not None:
-            run = _Run(n)
+            run = _Run(n, op.backend)
             if run.accepts(op, n):
                 run.add(op)
                 pending.append(call)
