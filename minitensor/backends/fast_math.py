@@ -58,6 +58,16 @@ def recip(d: float) -> float:
     return fma(r, fma(-d, r, 1.0), r)
 
 
+@njit(inline="always")
+def horner(x: float, c: tuple[float, ...]) -> float:
+    """c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one fused multiply-add per step (LLVM unrolls
+    the loop over the constant tuple, so it costs what the written-out chain does)."""
+    p = c[0]
+    for i in range(1, len(c)):
+        p = fma(p, x, c[i])
+    return p
+
+
 # --- exp ------------------------------------------------------------------------------------------
 
 INV_LN2 = 1.4426950408889634
@@ -95,7 +105,7 @@ def exp_parts(x: float) -> tuple[float, float, int]:
     r = fma(-kd, EXP_L_LO, fma(-kd, EXP_L_HI, x))
     j = i & (EXP_N - 1)  # a nan's garbage bits still index the table
     t_hi = EXP_T_HI[j]
-    q = fma(fma(fma(EXP_C[0], r, EXP_C[1]), r, EXP_C[2]), r, EXP_C[3])
+    q = horner(r, EXP_C)
     return t_hi, fma(t_hi, fma(r * r, q, r), EXP_T_LO[j]), i >> 6
 
 
@@ -174,7 +184,7 @@ def log(x: float) -> float:
     c_hi = LOG_C_HI[i]
     c_lo = LOG_C_LO[i]
     r = fma(from_bits(as_bits(xs) - ((tmp >> 52) << 52)), invc, -1.0)  # z invc - 1, exact
-    p = fma(fma(fma(fma(LOG_P[0], r, LOG_P[1]), r, LOG_P[2]), r, LOG_P[3]), r, LOG_P[4])
+    p = horner(r, LOG_P)
     p = (r * r) * fma(r, p, -0.5)  # log1p(r) - r
     kd = float(k)
     w = fma(kd, LN2_HI43, c_hi)  # exact
@@ -220,7 +230,7 @@ def tanh(x: float) -> float:
     j = i & (EXP_N - 1)
     t_hi = EXP_T_HI[j]
     t_lo = EXP_T_LO[j]
-    q = fma(fma(fma(fma(EXPM1_C[0], r, EXPM1_C[1]), r, EXPM1_C[2]), r, EXPM1_C[3]), r, EXPM1_C[4])
+    q = horner(r, EXPM1_C)
     scale = pow2(i >> 6)
     t_1 = fma(scale, t_hi, -1.0)  # 2^k t_hi - 1, exact
     m = scale * t_hi  # exact
@@ -330,7 +340,7 @@ F_INF, F_NAN = np.float32(INF), np.float32(NAN)
 F_EXP_MAX, F_EXP_MIN = np.float32(89.0), np.float32(-104.0)  # e^89 overflows float32, e^-104 rounds to 0
 F_INV_LN2, F_SHIFT = np.float32(1.442695), np.float32(12582912.0)  # 1.5 * 2^23
 F_LN2_HI, F_LN2_LO = np.float32(0.693145751953125), np.float32(1.4286068e-06)  # k F_LN2_HI exact for |k| < 2^15
-F_Q0, F_Q1, F_Q2, F_Q3, F_Q4 = (np.float32(c) for c in (0.0013926176335399584, 0.008363173246999926,
+F_Q = tuple(np.float32(c) for c in (0.0013926176335399584, 0.008363173246999926,
                                                        0.04166655466075674, 0.16666577024562307, 0.5))
 """(e^r - 1 - r) / r^2 on |r| <= ln2/2 (Chebyshev fit, error 1e-9 on e^r)."""
 F_TINY, F_TWO23, F_23 = np.float32(1.1754944e-38), np.float32(8388608.0), np.float32(23.0)
@@ -353,7 +363,7 @@ def exp_f32(x: float) -> float:
     t = fma(-kd, F_LN2_HI, xc)  # exact
     r = fma(-kd, F_LN2_LO, t)
     r_lo = fma(-kd, F_LN2_LO, t - r)
-    q = fma(fma(fma(fma(F_Q0, r, F_Q1), r, F_Q2), r, F_Q3), r, F_Q4)
+    q = horner(r, F_Q)
     hi = F_ONE + r
     lo = fma(r * r, q, (r - (hi - F_ONE)) + fma(r_lo, r, r_lo))
     return exp2_scale32(hi + lo, shifted)
@@ -368,14 +378,7 @@ def log_f32(x: float) -> float:
     z, k = log_split32(select(subnormal, x * F_TWO23, x))
     k = k - select(subnormal, F_23, F_ZERO)
     f = z - F_ONE
-    p = fma(F_LOG_P[0], f, F_LOG_P[1])
-    p = fma(p, f, F_LOG_P[2])
-    p = fma(p, f, F_LOG_P[3])
-    p = fma(p, f, F_LOG_P[4])
-    p = fma(p, f, F_LOG_P[5])
-    p = fma(p, f, F_LOG_P[6])
-    p = fma(p, f, F_LOG_P[7])
-    p = fma(p, f, F_LOG_P[8])
+    p = horner(f, F_LOG_P)
     result = fma(k, F_LOG_LN2_HI, fma(k, F_LOG_LN2_LO, (f * f) * fma(f, p, F_MINUS_HALF)) + f)
     result = select(x == F_INF, F_INF, result)
     return select(x > F_ZERO, result, select(x == F_ZERO, -F_INF, F_NAN))
@@ -396,19 +399,13 @@ def tanh_f32(x: float) -> float:
     float32 tanh: 62%."""
     a = abs(x)
     z = a * a
-    p = fma(F_TANH_P[0], z, F_TANH_P[1])
-    p = fma(p, z, F_TANH_P[2])
-    p = fma(p, z, F_TANH_P[3])
-    p = fma(p, z, F_TANH_P[4])
-    p = fma(p, z, F_TANH_P[5])
-    p = fma(p, z, F_TANH_P[6])
-    p = fma(p, z, F_TANH_P[7])
+    p = horner(z, F_TANH_P)
     small = fma(a * z, p, a)
     y = select(a + a > F_TANH_CLAMP, F_TANH_CLAMP, a + a)  # nan passes
     shifted = fma(y, F_INV_LN2, F_SHIFT)  # e^y as exp_f32 without its clamps and error terms (see above)
     kd = shifted - F_SHIFT
     r = fma(-kd, F_LN2_LO, fma(-kd, F_LN2_HI, y))
-    q = fma(fma(fma(fma(F_Q0, r, F_Q1), r, F_Q2), r, F_Q3), r, F_Q4)
+    q = horner(r, F_Q)
     large = F_ONE - fdiv32(F_TWO, exp2_scale32(F_ONE + fma(r * r, q, r), shifted) + F_ONE)
     t = select(a < F_ONE, small, large)  # nan takes the large branch and stays nan
     return copysign(t, x)
