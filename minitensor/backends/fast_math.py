@@ -59,7 +59,7 @@ def recip(d: float) -> float:
 
 
 @njit(inline="always")
-def horner(x: float, c: tuple[float, ...]) -> float:
+def horner(x: Any, c: tuple[Any, ...]) -> Any:
     """c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one fused multiply-add per step (LLVM unrolls
     the loop over the constant tuple, so it costs what the written-out chain does)."""
     p = c[0]
