@@ -50,39 +50,34 @@ class Max(TensorFunction):
 
 
 class MatMul(TensorFunction):
-    """Batched a @ b with broadcast batch dims; grads are d @ b^T and a^T @ d."""
+    """Batched a @ b with broadcast batch dims; grads are d @ b^T and a^T @ d.
+
+    ``order`` (optional, a permutation of the output's dims ending in its last one) lays the output out densely
+    with dim ``order[0]`` outermost (e.g. (0, 2, 1, 3): a (B, H, L, E) product stored as (B, L, H, E), so its
+    ``transpose(1, 2)`` is contiguous). Gradients of operands that are dense permutations (a head split's
+    transposed views, Linear's ``weight.T``) come out in the operand's own dim order, so undoing the view that
+    made the operand needs no copy."""
 
     @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
-        need_a, need_b = ctx.needs_input_grad
-        transposed = False
-        if need_b and not b._data.is_contiguous():
-            order = list(range(b.dims))
-            order[-2], order[-1] = order[-1], order[-2]
-            transposed = b._data.permute(*order).is_contiguous()
-        ctx.save_for_backward(a if need_b else None, b if need_a else None, transposed)
-        return a._matmul(b)
+    def forward(ctx: Context, a: Tensor, b: Tensor, order: tuple[int, ...] | None = None) -> Tensor:
+        need_a, need_b = ctx.needs_input_grad[:2]
+        ctx.save_for_backward(a if need_b else None, b if need_a else None, _order_of(a) if need_a else None,
+                              _order_of(b) if need_b else None)
+        if order is None:
+            return a._matmul(b)
+        return _product(a, b, order)
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b, transposed = ctx.saved_values
-        need_a, need_b = ctx.needs_input_grad
+        a, b, order_a, order_b = ctx.saved_values
+        need_a, need_b = ctx.needs_input_grad[:2]
         if not is_grad_enabled() and d.dims >= 2:  # the ordinary backward: raw kernels and views, no graph
-            grad_a = d._matmul(_transposed(b)) if need_a else None
-            grad_b = None
-            if need_b:
-                grad_b = _transposed(_transposed(d)._matmul(a)) if transposed else _transposed(a)._matmul(d)
+            grad_a = _product(d, _transposed(b), order_a) if need_a else None
+            grad_b = _product(_transposed(a), d, order_b) if need_b else None
             return grad_a, grad_b
         mm = MatMul.apply  # under create_graph differentiable
         grad_a = mm(d, b.transpose(-1, -2)) if need_a else None
-        grad_b = None
-        if need_b:
-            if transposed:
-                # b is a transposed view (e.g. Linear's weight.T): a gradient in the same layout
-                # becomes contiguous once the transpose's backward undoes it, saving a copy later.
-                grad_b = mm(d.transpose(-1, -2), a).transpose(-1, -2)
-            else:
-                grad_b = mm(a.transpose(-1, -2), d)
+        grad_b = mm(a.transpose(-1, -2), d) if need_b else None
         return grad_a, grad_b
 
 
@@ -91,3 +86,33 @@ def _transposed(x: Tensor) -> Tensor:
     order = list(range(x.dims))
     order[-2], order[-1] = order[-1], order[-2]
     return x._view_of(x._data.permute(*order))
+
+
+def _order_of(x: Tensor) -> tuple[int, ...] | None:
+    """``x``'s dims from the largest stride to the smallest (ties in dim order), or None when ``x`` is contiguous:
+    the dense layout a result shaped like ``x`` should take to match it."""
+    data = x._data
+    if data.is_contiguous():
+        return None
+    strides = data.strides
+    return tuple(sorted(range(data.dims), key=lambda i: -strides[i]))
+
+
+def _product(x: Tensor, y: Tensor, order: tuple[int, ...] | None) -> Tensor:
+    """x @ y without history, stored densely in dim order ``order`` when that ends in one of the two matrix dims
+    and nothing broadcasts or promotes (else as ``_matmul`` stores it, row-major). An order ending in the row dim
+    (a column-major result) is computed as y^T @ x^T into the row-major transposed view."""
+    xd, yd = x._data, y._data
+    dims = xd.dims
+    if (order is None or len(order) != dims or order[-1] < dims - 2 or order == tuple(range(dims)) or yd.dims != dims
+            or xd.shape[:-2] != yd.shape[:-2] or xd.dtype != yd.dtype or x.backend is not y.backend):
+        return x._matmul(y)
+    shape = (*xd.shape[:-1], yd.shape[-1])
+    backend = x.backend
+    stored = backend.empty(tuple([shape[i] for i in order]), xd.dtype)
+    out = stored.permute(*sorted(range(dims), key=order.__getitem__))  # the inverse permutation: shape ``shape``
+    if order[-1] == dims - 1:
+        backend.matmul(xd, yd, out)
+    else:
+        backend.matmul(_transposed(y)._data, _transposed(x)._data, _transposed(x._view_of(out))._data)
+    return x._view_of(out)

@@ -100,13 +100,13 @@ class FusedKernels(Backend):
         out = _positive_step(self, out, dim)
         rows, strides, n_chunks, per_chunk = row_plan(out.shape, dim, [grad_input, grad, out], natural=True)
         steps = (_step(grad, dim), _step(out, dim), _step(grad_input, dim))
-        if out.size < SMALL_SOFTMAX or steps != (1, 1, 1) or not log:
+        if out.size < SMALL_SOFTMAX or steps != (1, 1, 1):
             args = (grad.storage, out.storage, grad_input.storage, rows, strides, out.shape[dim], *steps, n_chunks,
                     per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
             return
-        launch(out.size, "log_softmax_grad_kernel", grad.storage, out.storage, grad_input.storage, rows, strides,
-               out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale))
+        launch(out.size, "log_softmax_grad_kernel" if log else "softmax_grad_kernel", grad.storage, out.storage,
+               grad_input.storage, rows, strides, out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale))
 
     def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
                    out: TensorData, mean: TensorData, rstd: TensorData) -> None:

@@ -231,6 +231,26 @@ def softmax_backward_row(g, y, out, scale, log):
         out[k] = scale * y[k] * (g[k] - acc)
 
 
+@njit(error_model="numpy", fastmath=ROW_FASTMATH)
+def dot_row(g, gb, y, yb, n):
+    """The sum of g[gb + k] y[yb + k] for k < n (float64, reassociated: vectorised)."""
+    prefer_wide()
+    acc = 0.0
+    for k in range(n):
+        acc += np.float64(g[gb + k]) * np.float64(y[yb + k])
+    return acc
+
+
+@njit(error_model="numpy")
+def softmax_grad_row(g, gb, y, yb, out, ob, n, scale):
+    """out = scale y (g - sum(g y)) over a unit-stride row of softmax's result y, in the data's dtype after the
+    float64 dot product (vectorised; :func:`softmax_backward_row` reads slices and works in float64)."""
+    prefer_wide()
+    acc = like(dot_row(g, gb, y, yb, n), out)
+    for k in range(n):
+        out[ob + k] = scale * y[yb + k] * (g[gb + k] - acc)
+
+
 @njit(error_model="numpy")
 def log_softmax_grad_row(g, gb, y, yb, out, ob, n, scale):
     """out = scale (g - exp(y) sum(g)) over a row of log_softmax's result y (exp vectorised, unlike libm's)."""

@@ -16,6 +16,7 @@ from typing import Any
 from ..creation import empty, ones, zeros
 from ..dtypes import bool_
 from ..errors import DTypeError, ShapeError
+from ..functions_reduce import MatMul
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
@@ -82,7 +83,17 @@ def scaled_dot_product_attention(
         weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
-    return weights @ value
+    return _weighted(weights, value, 4)
+
+
+def _weighted(weights: Tensor, value: Tensor, dims: int) -> Tensor:
+    """``weights @ value``; for ``dims``-D operands with the same batch dims stored with the query dim (-2) outside
+    the last batch dim, as PyTorch's CPU attention stores it: (B, H, L, E) laid out as (B, L, H, E), so merging the
+    heads (``transpose(1, 2).contiguous().view(B, L, H * E)``) copies nothing."""
+    if weights.dims != dims or value.dims != dims or weights.shape[:-2] != value.shape[:-2] or weights.dtype != value.dtype:
+        return weights @ value
+    order = (*range(dims - 3), dims - 2, dims - 3, dims - 1)
+    return MatMul.apply(weights, value, order)  # type: ignore[no-any-return]
 
 
 class MultiheadAttention(Module):
@@ -150,7 +161,7 @@ class MultiheadAttention(Module):
         weights = softmax(scores, -1)
         if self.training and self.dropout > 0.0:
             weights = dropout(weights, self.dropout, training=True)
-        out = (weights @ v).transpose(0, 1).reshape(L, N, E)
+        out = _weighted(weights, v, 3).transpose(0, 1).reshape(L, N, E)
         out = self.out_proj(out)
         if unbatched:
             out = out.squeeze(1)

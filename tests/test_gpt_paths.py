@@ -1,0 +1,121 @@
+"""The GPT step's fast paths against PyTorch: matmuls on permuted and strided operands (values, gradients and the
+layouts they come out in), attention over a head split of one projection, and softmax's unit-stride backward."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import minitensor as mt
+from minitensor.nn import functional as F
+from minitensor.nn.activation import fused_softmax
+
+RNG = np.random.default_rng(14)
+
+
+def close(mine: Any, theirs: Any, tol: float) -> None:
+    a = mine.numpy() if isinstance(mine, mt.Tensor) else np.asarray(mine)
+    np.testing.assert_allclose(a, theirs.detach().numpy(), rtol=tol, atol=tol)
+
+
+def tol_of(dtype: str) -> float:
+    return 2e-5 if dtype == "float32" else 1e-12
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_head_split_attention_matches_torch(backend: str, dtype: str) -> None:
+    """q, k, v as transposed head views of one (B, T, 3C) projection, causal attention, heads merged back: values
+    and the projection's gradient; the output is stored (B, T, H, E), so merging the heads is a view."""
+    B, T, H, E = 2, 5, 3, 4
+    C = H * E
+    x = RNG.standard_normal((B, T, 3 * C)).astype(dtype)
+    g = RNG.standard_normal((B, T, C)).astype(dtype)
+    mx = mt.tensor(x, backend=backend, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    results = []
+    for lib, xx in ((F, mx), (torch.nn.functional, tx)):
+        q, k, v = (t.view(B, T, H, E).transpose(1, 2) for t in xx.split(C, dim=2))
+        y = lib.scaled_dot_product_attention(q, k, v, is_causal=True)
+        merged = y.transpose(1, 2)
+        if lib is F:
+            assert merged.is_contiguous()
+        results.append(merged.contiguous().view(B, T, C))
+    mine, theirs = results
+    close(mine, theirs, tol_of(dtype))
+    (mine * mt.tensor(g, backend=backend)).sum().backward()
+    (theirs * torch.tensor(g)).sum().backward()
+    close(mx.grad, tx.grad, tol_of(dtype))
+
+
+@pytest.mark.parametrize("case", ["row_slices", "transposed_b", "transposed_a", "permuted_both"])
+def test_matmul_strided_operands_match_torch(backend: str, case: str) -> None:
+    """Batched matmul where an operand is a permuted or sliced view: values, both gradients (which come out in the
+    operand's own dim order), and again after a second backward through the same graph."""
+    if case == "row_slices":  # column slices of a wider row-major tensor, heads moved forward
+        base_a, base_b = RNG.standard_normal((2, 4, 3, 10)), RNG.standard_normal((2, 3, 6, 5))
+
+        def views(a: Any, b: Any) -> tuple[Any, Any]:
+            return a[..., 1:7].permute(0, 2, 1, 3), b[..., :4]
+    elif case == "transposed_b":  # k^T of a head split: a column-major block
+        base_a, base_b = RNG.standard_normal((2, 3, 4, 6)), RNG.standard_normal((2, 5, 3, 6))
+
+        def views(a: Any, b: Any) -> tuple[Any, Any]:
+            return a, b.permute(0, 2, 3, 1)
+    elif case == "transposed_a":
+        base_a, base_b = RNG.standard_normal((3, 6, 4)), RNG.standard_normal((3, 6, 5))
+
+        def views(a: Any, b: Any) -> tuple[Any, Any]:
+            return a.transpose(1, 2), b
+    else:
+        base_a, base_b = RNG.standard_normal((4, 2, 5)), RNG.standard_normal((3, 2, 5))
+
+        def views(a: Any, b: Any) -> tuple[Any, Any]:
+            return a.permute(1, 0, 2), b.permute(1, 2, 0)
+    ma, mb = (mt.tensor(x, backend=backend, requires_grad=True) for x in (base_a, base_b))
+    ta, tb = (torch.tensor(x, requires_grad=True) for x in (base_a, base_b))
+    mine, theirs = views(ma, mb)[0] @ views(ma, mb)[1], views(ta, tb)[0] @ views(ta, tb)[1]
+    close(mine, theirs, 1e-12)
+    g = RNG.standard_normal(theirs.shape)
+    (mine * mt.tensor(g, backend=backend)).sum().backward()
+    (theirs * torch.tensor(g)).sum().backward()
+    close(ma.grad, ta.grad, 1e-12)
+    close(mb.grad, tb.grad, 1e-12)
+
+
+def test_matmul_gradient_layout_follows_operand() -> None:
+    """The raw backward stores a permuted operand's gradient in the operand's dim order (no copy to undo the view),
+    column-major ones included, and a Linear weight's gradient contiguous."""
+    a = mt.tensor(RNG.standard_normal((2, 5, 3, 4)), requires_grad=True)  # (B, T, H, E)
+    b = mt.tensor(RNG.standard_normal((2, 5, 3, 4)), requires_grad=True)
+    q, k = a.transpose(1, 2), b.transpose(1, 2)  # (B, H, T, E) views
+    captured: dict[str, Any] = {}
+    q.register_hook(lambda grad: captured.setdefault("q", grad))
+    kt = k.transpose(-2, -1)
+    kt.register_hook(lambda grad: captured.setdefault("kt", grad))
+    (q @ kt).sum().backward()
+    assert captured["q"].transpose(1, 2).is_contiguous()
+    assert captured["kt"].transpose(-2, -1).transpose(1, 2).is_contiguous()
+    np.testing.assert_allclose(a.grad.numpy(), np.broadcast_to(b.numpy().sum(1, keepdims=True), a.shape), rtol=1e-12)
+    w = mt.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
+    x = mt.tensor(RNG.standard_normal((2, 5, 4)))
+    (x @ w.t()).sum().backward()
+    assert w.grad is not None and w.grad.is_contiguous()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("scale", [1.0, 0.25])
+def test_softmax_backward_unit_rows_match_torch(dtype: str, scale: float) -> None:
+    """fast's one-pass softmax gradient over unit-stride rows (inputs past the small-input kernels), with the scale
+    folded into the kernel (attention's) or not."""
+    x = RNG.standard_normal((2, 4, 32, 64)).astype(dtype)
+    g = RNG.standard_normal(x.shape).astype(dtype)
+    mx, tx = mt.tensor(x, backend="fast", requires_grad=True), torch.tensor(x, requires_grad=True)
+    y = fused_softmax(mx, -1, scale=scale)
+    (y * mt.tensor(g, backend="fast")).sum().backward()
+    ty = torch.softmax(tx * scale, -1)
+    (ty * torch.tensor(g)).sum().backward()
+    close(y, ty, tol_of(dtype))
+    close(mx.grad, tx.grad, tol_of(dtype))
