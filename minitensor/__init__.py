@@ -30,6 +30,7 @@ from .module import Module, Parameter
 from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403
+from .tensor_compare import *  # noqa: F403
 from .tensor_data import TensorData
 from .tensor_index import *  # noqa: F403
 from .tensor_join import *  # noqa: F403

@@ -1,6 +1,6 @@
 """Arithmetic between tensors (the ``ArithMethods`` mixin) and the matching ``mt.`` functions: add, sub, mul,
 div, pow, maximum/minimum, floor_divide, remainder, fmod, atan2. Comparisons, logical and bitwise ops, selection
-(where, clamp, nan_to_num) and closeness are in tensor_compare.py (re-exported here, so ``mt.`` has them).
+(where, clamp, nan_to_num) and closeness are in tensor_compare.py.
 
 Operands broadcast, and Python numbers are lifted with PyTorch's type promotion (``Tensor._operand``).
 Names, arguments, result dtypes and gradients (at ties, zeros and bounds too) follow PyTorch.
@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import dtypes, tensor_compare
+from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
 from .errors import DTypeError
-from .tensor_compare import *  # noqa: F403 - minitensor/__init__.py star-imports this module for mt.lt, mt.where, ...
 from .tensor_math import _check_divisor, _float_operands, _operands, _pass
 
 if TYPE_CHECKING:
@@ -227,5 +226,4 @@ subtract, multiply, divide, true_divide, arctan2 = sub, mul, div, div, atan2
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow", "maximum", "minimum",
     "floor_divide", "remainder", "fmod", "atan2", "arctan2",
-    *tensor_compare.__all__,
 ]  # fmt: skip

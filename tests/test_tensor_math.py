@@ -20,7 +20,7 @@ from hypothesis.extra.numpy import arrays
 from strategies import LAYOUTS, MAX_DIMS, MAX_SIZE, Drawn, central_difference, make_tensor, run_property
 
 import minitensor as mt
-from minitensor import tensor_arith, tensor_math
+from minitensor import tensor_arith, tensor_compare, tensor_math
 
 NAN, INF = math.nan, math.inf
 REFERENCE = "simple"
@@ -731,7 +731,7 @@ def test_api_surface() -> None:
     """Each element-wise function is also a Tensor method (where takes the condition first); the legacy 1e-2
     ``is_close`` is gone."""
     not_methods = {"where"}
-    for name in tensor_math.__all__ + tensor_arith.__all__:
+    for name in tensor_math.__all__ + tensor_arith.__all__ + tensor_compare.__all__:
         assert callable(getattr(mt, name)), name
         if name not in not_methods:
             assert hasattr(mt.Tensor, name), name
