@@ -297,50 +297,60 @@ def _plans(compiled: Any) -> list[Any]:
     return [entry.plan for entries in compiled._plans.values() for entry in entries]
 
 
-@contextmanager
-def _counting() -> Iterator[collections.Counter[str]]:
-    """Counts, while active: host-to-device and device-to-host copies (of the simulator's device arrays: every copy
-    the cuda backend makes), device allocations (numba.cuda.device_array and the caching allocator's storages), and
-    kernel launches (simulated kernels called from the host, not device functions), with any launch that was given
-    a NumPy array (which the driver would copy to the device and back)."""
-    from numba import cuda
-    from numba.cuda.simulator import kernel as sim_kernel
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+class Transfers:
+    """Counts, inside :meth:`window`: host-to-device and device-to-host copies (of the simulator's device arrays: every
+    copy the cuda backend makes), device allocations (``numba.cuda.device_array``, and the caching allocator's
+    storages), and kernel launches (simulated kernels called from the host, not device functions), with any launch
+    that was given a NumPy array (which the driver would copy to the device and back). Installed before anything is
+    traced, so that calls bound at plan time (a bound ``copy_to_device``) are counted too."""
 
-    from minitensor.backends.cuda_allocator import ALLOCATOR
+    def __init__(self) -> None:
+        from numba import cuda
+        from numba.cuda.simulator import kernel as sim_kernel
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
-    counts: collections.Counter[str] = collections.Counter()
-    patches: list[tuple[Any, str, Any]] = []
+        from minitensor.backends.cuda_allocator import ALLOCATOR
 
-    def wrap(owner: Any, name: str, key: str, check: Callable[..., bool] | None = None) -> None:
+        self.allocator, self.active = ALLOCATOR, False
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.patches: list[tuple[Any, str, Any]] = []
+        self._wrap(FakeCUDAArray, "copy_to_device", "host to device")
+        self._wrap(FakeCUDAArray, "copy_to_host", "device to host")
+        self._wrap(cuda, "device_array", "device malloc")
+        self._wrap(cuda, "to_device", "host to device")
+        self._wrap(sim_kernel.FakeCUDAKernel, "__call__", "launch",
+                   lambda kernel, *args: not kernel._device and not sim_kernel._kernel_context)
+
+    def _wrap(self, owner: Any, name: str, key: str, check: Callable[..., bool] | None = None) -> None:
         real = getattr(owner, name)
 
         def counted(*args: Any, **kwargs: Any) -> Any:
-            if check is None or check(*args):
-                counts[key] += 1
+            if self.active and (check is None or check(*args)):
+                self.counts[key] += 1
                 if key == "launch" and any(isinstance(a, np.ndarray) for a in args[1:]):
-                    counts["numpy argument"] += 1
+                    self.counts["numpy argument"] += 1
             return real(*args, **kwargs)
 
-        patches.append((owner, name, owner.__dict__[name]))
+        self.patches.append((owner, name, owner.__dict__[name]))
         setattr(owner, name, counted)
 
-    wrap(FakeCUDAArray, "copy_to_device", "host to device")
-    wrap(FakeCUDAArray, "copy_to_host", "device to host")
-    wrap(cuda, "device_array", "device malloc")
-    wrap(cuda, "to_device", "host to device")
-    wrap(sim_kernel.FakeCUDAKernel, "__call__", "launch", lambda self, *a: not self._device and not sim_kernel._kernel_context)
-    allocs = ALLOCATOR.num_allocs
-    try:
-        yield counts
-    finally:
-        for owner, name, value in reversed(patches):
+    @contextmanager
+    def window(self) -> Iterator[collections.Counter[str]]:
+        counts: collections.Counter[str] = collections.Counter()
+        self.counts, self.active, allocs = counts, True, self.allocator.num_allocs
+        try:
+            yield counts
+        finally:
+            self.active = False
+            counts["allocation"] = self.allocator.num_allocs - allocs
+
+    def remove(self) -> None:
+        for owner, name, value in reversed(self.patches):
             setattr(owner, name, value)
-        counts["allocation"] = ALLOCATOR.num_allocs - allocs
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[tuple[str, bool | None], Any]:
+def runs(request: pytest.FixtureRequest) -> dict[tuple[str, bool | None], Any]:
     """Per optimizer: the eager run, then compiled runs without and with fusion, STEPS steps each (losses, final
     parameters and gradients, the compiled function, one more replay's counts and Python time)."""
     if SIMULATED_SKIP:
@@ -348,6 +358,8 @@ def runs() -> dict[tuple[str, bool | None], Any]:
     _cuda()
     data = _batches(3)
     out: dict[tuple[str, bool | None], Any] = {}
+    transfers = Transfers()
+    request.addfinalizer(transfers.remove)
     for name in ("sgd", "adam"):
         for fused in (None, False, True):
             model = _mlp()
@@ -356,7 +368,7 @@ def runs() -> dict[tuple[str, bool | None], Any]:
             losses = [fn(*data[i % 3]).item() for i in range(STEPS)]
             result: dict[str, Any] = {"losses": losses, "state": _state(model), "fn": fn}
             if fused is not None:
-                with _counting() as counts:
+                with transfers.window() as counts:
                     start = time.perf_counter()
                     fn(*data[STEPS % 3])
                     result["seconds"] = time.perf_counter() - start
