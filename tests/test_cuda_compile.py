@@ -452,3 +452,59 @@ def test_a_buffer_written_and_read_through_another_view_is_not_fused() -> None:
     np.testing.assert_array_equal(y, y_separate)
     np.testing.assert_array_equal(z, z_separate)
     np.testing.assert_array_equal(z, [3.0 + 1.5, -4.0 - 2.0, 6.5 + 3.25, 1.0 + 0.5])
+
+
+FUSED_PTX = ASSEMBLE.split("    from minitensor.backends import cuda_matmul")[0] + """
+    import numba
+    import numpy as np
+    from minitensor.compiler import fuse_cuda
+    from minitensor.compiler.capture import Op
+    from minitensor.tensor_data import TensorData
+
+    def ptx_of(dtypes, calls):
+        datas = [TensorData(np.zeros(8, np.dtype(d)), (8,)) for d in dtypes]
+        ops = [Op(None, name, None, (op, *[datas[i] for i in args]), {}) for name, op, *args in calls]
+        names = {id(d.storage): f"a{i}" for i, d in enumerate(datas)}
+        text, scope = fuse_cuda.source(ops, names)
+        exec(text, scope)
+        sig = tuple(numba.from_dtype(np.dtype(d))[::1] for d in dtypes) + (nt.int64,)
+        ptx, _ = cuda.compile_ptx(scope["fused"], sig, cc=(9, 0))
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+            f.write(ptx)
+            f.flush()
+            done = subprocess.run(["ptxas", "-arch=sm_90", f.name, "-o", "/dev/null"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return ptx
+
+    # t = a * b, then out = t + c (float32): the product must be stored and reloaded, never contracted into an fma
+    ptx = ptx_of(["float32"] * 5, [("zip", "mul", 0, 1, 2), ("zip", "add", 2, 3, 4)])
+    body = [line.strip() for line in ptx.splitlines()]
+    fence = next(i for i, l in enumerate(body) if l.startswith("membar.cta"))
+    reload = next(i for i, l in enumerate(body) if i > fence and l.startswith("ld.global"))
+    added = next(i for i, l in enumerate(body) if i > reload and l.startswith("add.f32"))
+    print("MULADD", sum(l.startswith("membar.cta") for l in body), sum(l.startswith("fma") for l in body), added > reload)
+    # every compute type: int64 (int inputs), float64 (mixed), float32; a one-element operand; an in-place call
+    ptx_of(["int32", "int64", "float64", "float32", "float32", "bool"],
+           [("zip", "add", 0, 1, 1), ("zip", "mul", 1, 3, 2), ("map", "exp", 2, 4), ("zip", "lt", 4, 3, 5)])
+    print("MIXED ok")
+"""
+
+
+def test_fused_kernels_assemble_for_sm90_without_contraction_across_calls() -> None:
+    """Generated fused cuda kernels compile to PTX for sm_90 and assemble (every compute type, one-element operands,
+    in place); a float32 multiply whose result the next call adds is stored and reloaded behind a fence (no fma, which
+    would round once where the separate kernels round twice)."""
+    ptxas = shutil.which("ptxas")
+    roots = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
+    libdevice = next((p for r in roots if r and (p := Path(r) / "nvvm" / "libdevice" / "libdevice.10.bc").exists()), None)
+    if ptxas is None or libdevice is None:
+        pytest.skip("needs the CUDA toolkit's ptxas and libdevice")
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(FUSED_PTX), str(libdevice)], capture_output=True, text=True,
+                            env={**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"},
+                                 "PYTHONPATH": str(ROOT)}, timeout=240)
+    if result.returncode != 0 and ("DynamicLibNotFoundError" in result.stderr or "NvvmSupportError" in result.stderr):
+        pytest.skip(f"no NVVM here: {result.stderr[-300:]}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    _, fences, fmas, reloaded = next(line for line in result.stdout.splitlines() if line.startswith("MULADD")).split()
+    assert int(fences) >= 1 and int(fmas) == 0 and reloaded == "True", result.stdout
+    assert "MIXED ok" in result.stdout
