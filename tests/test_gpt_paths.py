@@ -119,3 +119,20 @@ def test_softmax_backward_unit_rows_match_torch(dtype: str, scale: float) -> Non
     (ty * torch.tensor(g)).sum().backward()
     close(y, ty, tol_of(dtype))
     close(mx.grad, tx.grad, tol_of(dtype))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_batched_linear_matches_torch(backend: str, bias: bool) -> None:
+    """A (B, T, in) input runs as one Addmm on its (B T, in) view (in-place bias add, one-pass bias gradient):
+    values and the input, weight and bias gradients, as torch's linear."""
+    x, w, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((5, 4)), RNG.standard_normal(5)
+    mine = [mt.tensor(a, backend=backend, requires_grad=True) for a in ((x, w, b) if bias else (x, w))]
+    theirs = [torch.tensor(a, requires_grad=True) for a in ((x, w, b) if bias else (x, w))]
+    got, want = F.linear(*mine), torch.nn.functional.linear(*theirs)
+    assert got.shape == (2, 3, 5)
+    close(got, want, 1e-12)
+    g = RNG.standard_normal((2, 3, 5))
+    got.backward(mt.tensor(g, backend=backend))
+    want.backward(torch.tensor(g))
+    for m, t in zip(mine, theirs):
+        close(m.grad, t.grad, 1e-12)

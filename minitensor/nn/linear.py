@@ -21,10 +21,15 @@ __all__ = ["linear", "Linear", "Identity", "Flatten", "Unflatten"]
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002 - torch's name
     """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
 
-    A 2-D float input with matching weight and bias (same backend and dtype) runs as one :class:`Addmm` node;
-    anything else (batched input, mixed dtypes, a bad shape with its error) goes through matmul and add."""
+    A float input with matching weight and bias (same backend and dtype) runs as one :class:`Addmm` node, a
+    batched one on its (rows, in_features) view when its leading dims merge without a copy; anything else (mixed
+    dtypes, a bad shape with its error) goes through matmul and add."""
     if _fusable(input, weight, bias):
         return Addmm.apply(input, weight, bias)  # type: ignore[no-any-return]
+    if input.dims > 2 and input._data.is_contiguous():
+        rows = input.reshape(-1, input.shape[-1])
+        if _fusable(rows, weight, bias):
+            return Addmm.apply(rows, weight, bias).view(*input.shape[:-1], weight.shape[0])  # type: ignore[no-any-return]
     out = input @ weight.transpose(0, 1)
     return out + bias if bias is not None else out
 
