@@ -136,3 +136,21 @@ def test_batched_linear_matches_torch(backend: str, bias: bool) -> None:
     want.backward(torch.tensor(g))
     for m, t in zip(mine, theirs):
         close(m.grad, t.grad, 1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_gradients_match_torch(dtype: str) -> None:
+    """fast's layer_norm backward (per-chunk weight and bias partial sums, vectorised rows): input, weight and bias
+    gradients against PyTorch, over enough rows for several chunks."""
+    x = RNG.standard_normal((4, 48, 64)).astype(dtype)
+    w, b = (RNG.standard_normal(64).astype(dtype) for _ in range(2))
+    g = RNG.standard_normal(x.shape).astype(dtype)
+    mine = [mt.tensor(a, backend="fast", requires_grad=True) for a in (x, w, b)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    got = F.layer_norm(mine[0], (64,), mine[1], mine[2])
+    want = torch.nn.functional.layer_norm(theirs[0], (64,), theirs[1], theirs[2])
+    close(got, want, tol_of(dtype) * 10)
+    got.backward(mt.tensor(g, backend="fast"))
+    want.backward(torch.tensor(g))
+    for m, t in zip(mine, theirs):
+        close(m.grad, t.grad, tol_of(dtype) * 10)

@@ -88,17 +88,17 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
         index = np.empty(nd, np.int64)
         pos = np.empty(5, np.int64)
         start_positions(r0, shape, strides, index, pos)
-        partial = partials[c]
+        p_weight, p_bias = partials[c, 0], partials[c, 1]
         for _ in range(r0, r1):
             mu = np.float64(mean[pos[3]])
             r = np.float64(rstd[pos[4]])
             gb, ab, ib = np.uint64(pos[1]), np.uint64(pos[2]), np.uint64(pos[0])
             if unit:
-                layer_norm_backward_row(grad, gb, None, a, ab, None, weight, grad_input, ib, None, n, mu, r, partial,
-                                        has_weight, need_input, need_params)
+                layer_norm_backward_row(grad, gb, None, a, ab, None, weight, grad_input, ib, None, n, mu, r, p_weight,
+                                        p_bias, has_weight, need_input, need_params)
             else:
-                layer_norm_backward_row(grad, gb, ug, a, ab, ua, weight, grad_input, ib, ui, n, mu, r, partial,
-                                        has_weight, need_input, need_params)
+                layer_norm_backward_row(grad, gb, ug, a, ab, ua, weight, grad_input, ib, ui, n, mu, r, p_weight,
+                                        p_bias, has_weight, need_input, need_params)
             advance(index, shape, strides, pos, nd - 1)
 
 
