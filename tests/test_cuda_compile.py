@@ -406,12 +406,14 @@ def test_replay_moves_no_data_and_allocates_only_its_result(runs: dict[Any, Any]
 
 @pytest.mark.parametrize("name", ["sgd", "adam"])
 def test_calls_are_pre_bound_and_fused(runs: dict[Any, Any], name: str) -> None:
-    """Every recorded call is bound to its launches (no backend method left), and fusion leaves fewer calls than
-    recorded ops and fewer launches per replay than without it."""
+    """Every recorded call is bound to its launches (no backend method left), the composite calls' temporaries are
+    shared between calls, and fusion leaves fewer calls than recorded ops and fewer launches per replay than without
+    it."""
     for fused in (False, True):
         plans = _plans(runs[(name, fused)]["fn"])
         assert all(plan.method_calls == 0 for plan in plans)
         last = plans[-1]
+        assert 0 < last.scratch.allocated < last.scratch.takes, vars(last.scratch)
         assert (len(last.calls) < len(last.ops)) == fused, (len(last.calls), len(last.ops))
     assert runs[(name, True)]["counts"]["launch"] < runs[(name, False)]["counts"]["launch"]
 

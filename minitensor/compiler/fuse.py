@@ -139,11 +139,12 @@ class _Run:
         return lambda: kernel(*arrays, self.n)
 
 
-def fuse(ops: list[Op], calls: list[Call]) -> list[Call]:
-    """``calls`` (bound from ``ops``) with each run of two or more fusible element-wise calls replaced by one."""
+def fuse(ops: list[Op], calls: list[Call], scratch: Any = None) -> list[Call]:
+    """``calls`` (bound from ``ops``) with each run of two or more fusible element-wise calls replaced by one
+    (``scratch``: the plan's :class:`~.plan_cuda.ScratchPool`, for the temporaries of split cuda calls)."""
     if "numba" not in sys.modules:
         return calls
-    ops, calls = fuse_cuda.split_composites(ops, calls)
+    ops, calls = fuse_cuda.split_composites(ops, calls, scratch)
     out: list[Call] = []
     run: _Run | None = None
     pending: list[Call] = []

@@ -28,7 +28,7 @@ from typing import Any
 from .. import operators
 from ..tensor_data import TensorData
 from .capture import Op
-from .plan_cuda import bind_cuda, bind_launch
+from .plan_cuda import ScratchPool, bind_cuda, bind_launch
 
 Call = Callable[[], Any]
 _kernels: dict[str, Any] = {}
@@ -107,29 +107,34 @@ def build(ops: list[Op], arrays: dict[int, Any], n: int) -> Call:
     return bind_launch(kernel, blocks, threads, (*arrays.values(), n))
 
 
-def _split(op: Op) -> list[Op] | None:
+def _split(op: Op, scratch: ScratchPool | None) -> list[Op] | None:
     """``add_scaled`` on a cuda backend that keeps the base class's two passes, as those two ``zip`` calls (alpha * b
-    rounded into a temporary of out's dtype, then a + that), the temporary allocated once here: calls a run can
-    take. None for every other call."""
+    rounded into a temporary of out's dtype, then a + that): calls a run can take. The temporary is live between
+    those two calls only: it comes from ``scratch`` (given back at once), else is allocated here. None for every
+    other call."""
     backend = op.backend
     if op.name != "add_scaled" or op.kwargs or len(op.args) != 4 or type(backend).__name__ != "CudaBackend":
         return None
     if "add_scaled" in vars(type(backend)):  # the backend has its own one-pass kernel
         return None
     a, b, alpha, out = op.args
-    scaled = backend.empty(out.shape, out.dtype)
+    if scratch is not None:
+        scaled = scratch.take(backend, out.shape, out.dtype)
+        scratch.release()
+    else:
+        scaled = backend.empty(out.shape, out.dtype)
     zip_method = type(backend).zip
     return [Op(backend, "zip", zip_method, ("mul", b, alpha, scaled), {}),
             Op(backend, "zip", zip_method, ("add", a, scaled, out), {})]
 
 
-def split_composites(ops: list[Op], calls: list[Call]) -> tuple[list[Op], list[Call]]:
+def split_composites(ops: list[Op], calls: list[Call], scratch: ScratchPool | None = None) -> tuple[list[Op], list[Call]]:
     """``ops`` and their ``calls`` with each cuda ``add_scaled`` that fusion could use split into its two element-wise
     calls (each bound to its launch), so that a fused run can take them."""
     new_ops: list[Op] = []
     new_calls: list[Call] = []
     for op, call in zip(ops, calls):
-        parts = _split(op) if fusible_parts(op) else None
+        parts = _split(op, scratch) if fusible_parts(op) else None
         bound = [bind_cuda(part) for part in parts] if parts is not None else None
         if parts is None or bound is None or any(c is None for c in bound):
             new_ops.append(op)

@@ -23,7 +23,7 @@ from ..backends.base import Backend, is_host, strided_view
 from ..tensor_data import TensorData
 from .capture import Alloc, Op, Trace, root_of
 from .fuse import fuse
-from .plan_cuda import bind_cuda, bind_fill, is_cuda
+from .plan_cuda import ScratchPool, bind_cuda, bind_fill, is_cuda
 from .plan_fast import bind_fast
 
 Call = Callable[[], Any]
@@ -75,9 +75,10 @@ def _redrawer(backend: Backend, alloc: Alloc) -> Call:
     return redraw
 
 
-def bind(op: Op) -> Call:
-    """``op`` as a call without arguments: pre-planned on fast and cuda, else the backend method with its arguments."""
-    bound = bind_cuda(op) if is_cuda(op) else bind_fast(op)
+def bind(op: Op, pool: ScratchPool | None = None) -> Call:
+    """``op`` as a call without arguments: pre-planned on fast and cuda (temporaries of cuda calls from ``pool``),
+    else the backend method with its arguments."""
+    bound = bind_cuda(op, pool) if is_cuda(op) else bind_fast(op)
     if bound is not None:
         return bound
     return functools.partial(op.method, *op.args, **op.kwargs)
@@ -126,7 +127,9 @@ class Plan:
                 on_inputs.update(id(root_of(d.storage)) for d in op.outputs())
         self.checks = [functools.partial(function, *args, **kwargs) for function, args, kwargs, reads in trace.checks
                        if all(id(root_of(d.storage)) in on_inputs for d in reads)]
-        self.calls = fuse(trace.ops, [bind(op) for op in trace.ops]) if fused else [bind(op) for op in trace.ops]
+        self.scratch = ScratchPool()  # the temporaries of cuda calls, shared between calls
+        calls = [bind(op, self.scratch) for op in trace.ops]
+        self.calls = fuse(trace.ops, calls, self.scratch) if fused else calls
         self.method_calls = sum(1 for c in self.calls if isinstance(c, functools.partial) and c.func in _methods(trace))
         self.keep_alive = (trace.allocs, trace.ops)  # the buffers the calls write
         self.reuse = reuse  # what buffer reuse did before the trace was bound (a reuse.ReuseStats), if it ran

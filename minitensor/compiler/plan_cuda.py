@@ -5,10 +5,12 @@ a recorded call runs on a *planner*: a subclass instance of the call's backend w
 instead of running it. The backend's own code therefore does all its per-call work once (layout coalescing, compute
 type and kernel choice, launch geometry, the argument tuples) and the replay only launches. Composite methods (the
 base class's softmax, softmax_backward, add_scaled, layer norm) allocate their temporaries once, on the planner, and
-the plan keeps them: a replay allocates nothing. Nothing runs on the device while planning, except the upload of a
-constant a composite creates (``from_numpy`` of more than one element): its values are copied once into a buffer the
-plan owns, and each replay copies them device to device into the buffer the call uses (as eager would have a fresh
-copy). A call whose planning reads values back (``to_numpy``) keeps calling the backend method.
+the plan keeps them: a replay allocates nothing. Those temporaries are dead once their call returns, so the calls of
+one plan share them (a :class:`ScratchPool`: a buffer of a given size and dtype serves every call that needs one).
+Nothing runs on the device while planning, except the upload of a constant a composite creates (``from_numpy`` of
+more than one element): its values are copied once into a buffer the plan owns, and each replay copies them device
+to device into the buffer the call uses (as eager would have a fresh copy). A call whose planning reads values back
+(``to_numpy``) keeps calling the backend method.
 
 A launch is bound to ``kernel[grid, block]`` (the configured launcher, looked up once); on a real GPU, when the
 kernel has already been compiled for exactly these argument types (the traced eager call compiled it), to the
@@ -34,12 +36,45 @@ Launch = tuple[Any, Any, Any, tuple]  # kernel, grid, block, args
 _planners: dict[type, Any] = {}
 
 
+class ScratchPool:
+    """Temporaries of the calls of one plan. A call being planned takes buffers (:meth:`take`); once its launches
+    are noted it gives them back (:meth:`release`), and the next call reuses them: the calls run one after another on
+    one stream, and a temporary never outlives its call."""
+
+    def __init__(self) -> None:
+        self.free: dict[tuple[str, int], list[Any]] = {}
+        self.taken: list[tuple[tuple[str, int], Any]] = []
+        self.takes = 0  # buffers handed out
+        self.allocated = 0  # buffers allocated (the rest of the takes were served by a free one)
+
+    def take(self, backend: Any, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
+        """A contiguous buffer of ``shape`` and ``dtype`` that no other call being planned now holds."""
+        dtype = np.dtype(dtype)
+        size = int(np.prod(shape, dtype=np.int64))
+        key = (dtype.str, size)
+        free = self.free.setdefault(key, [])
+        if free:
+            storage = free.pop()
+        else:
+            storage = type(backend).empty(backend, (size,), dtype).storage
+            self.allocated += 1
+        self.taken.append((key, storage))
+        self.takes += 1
+        return TensorData(storage, tuple(shape))
+
+    def release(self) -> None:
+        """Every buffer taken since the last release is free again."""
+        for key, storage in self.taken:
+            self.free[key].append(storage)
+        self.taken.clear()
+
+
 def is_cuda(op: Op) -> bool:
     """Whether ``op`` was recorded on a cuda backend (by class name: the module needs a device to import)."""
     return type(op.backend).__name__ == "CudaBackend"
 
 
-def _planner(backend: Any) -> Any:
+def _planner(backend: Any, pool: ScratchPool | None) -> Any:
     """A planner for ``backend``'s class: its ``_launch`` appends to ``launches`` instead of running."""
     cls = type(backend)
     planner_class = _planners.get(cls)
@@ -50,6 +85,12 @@ def _planner(backend: Any) -> Any:
 
             launches: list[Launch]
             real: Any
+            pool: ScratchPool | None
+
+            def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorData:
+                if self.pool is None:
+                    return self.real.empty(shape, dtype)
+                return self.pool.take(self.real, shape, dtype)
 
             def constant(self, value: float | int | bool, dtype: np.dtype) -> TensorData:
                 return self.real.constant(value, dtype)  # filled now: the backend caches it for every later call
@@ -61,7 +102,7 @@ def _planner(backend: Any) -> Any:
                 array = np.asarray(array)
                 if array.size <= 1:  # written by a fill kernel: a launch like any other
                     return super().from_numpy(array)
-                pristine = cls.from_numpy(self, array)  # uploaded once, now; the plan keeps it
+                pristine = self.real.from_numpy(array)  # uploaded once, now; the plan keeps it
                 data = self.empty(pristine.shape, pristine.dtype)
                 self.map("id", pristine, data)
                 return data
@@ -77,18 +118,22 @@ def _planner(backend: Any) -> Any:
     planner = object.__new__(planner_class)
     planner.__dict__.update({k: v for k, v in vars(backend).items() if not callable(v)})
     planner.launches = []
-    planner.real = backend
+    planner.real, planner.pool = backend, pool
     return planner
 
 
-def plan_launches(op: Op) -> list[Launch] | None:
-    """The launches ``op``'s backend method makes for these arguments, in order (None: it cannot be planned)."""
-    planner = _planner(op.backend)
+def plan_launches(op: Op, pool: ScratchPool | None = None) -> list[Launch] | None:
+    """The launches ``op``'s backend method makes for these arguments, in order (None: it cannot be planned); its
+    temporaries come from ``pool`` (given back to it on return), else are its own."""
+    planner = _planner(op.backend, pool)
     try:
         method = getattr(planner, op.method.__name__)
         result = method(*op.args, **op.kwargs)
     except Exception:  # noqa: BLE001 - a path that reads values back or is unexpected: keep the method
         return None
+    finally:
+        if pool is not None:
+            pool.release()
     return planner.launches if result is None else None
 
 
@@ -115,11 +160,12 @@ def bind_launch(kernel: Any, grid: Any, block: Any, args: tuple) -> Call:
     return compiled if compiled is not None else functools.partial(configured, *args)
 
 
-def bind_cuda(op: Op) -> Call | None:
-    """``op`` bound to its planned launches, or None when it is not a cuda call or cannot be planned."""
+def bind_cuda(op: Op, pool: ScratchPool | None = None) -> Call | None:
+    """``op`` bound to its planned launches (temporaries from ``pool``), or None when it is not a cuda call or cannot
+    be planned."""
     if not is_cuda(op):
         return None
-    launches = plan_launches(op)
+    launches = plan_launches(op, pool)
     if launches is None:
         return None
     calls = [bind_launch(*launch) for launch in launches]
