@@ -178,7 +178,6 @@ def bind_cuda(op: Op, pool: ScratchPool | None = None) -> Call | None:
         for call in calls:
             call()
 
-    run.launches = len(calls)  # type: ignore[attr-defined]
     return run
 
 
