@@ -1,19 +1,35 @@
-"""The cuda backend outside the simulator: availability errors, every kernel compiled for a real GPU (sm_90),
-the hot kernels assembled by ptxas, stable on-disk cache keys, and the GPU benchmark's refusal to run without a GPU.
-
-Each test runs a fresh Python process without ``NUMBA_ENABLE_CUDASIM`` (no GPU is needed to compile).
+"""The cuda backend's compilation: outside the simulator, availability errors, every kernel compiled for a real GPU
+(sm_90), the hot kernels and generated fused kernels assembled by ptxas, stable on-disk cache keys, and the GPU
+benchmark's refusal to run without a GPU (each in a fresh Python process without ``NUMBA_ENABLE_CUDASIM``: no GPU is
+needed to compile); on the simulator, ``minitensor.compile`` on cuda: replays equal eager bit for bit, move no data
+between host and device, allocate nothing but their result, and fuse element-wise runs only where legal.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+
+import minitensor as mt
+from minitensor import nn, optim
+from minitensor.backends import get_backend
+from minitensor.compiler.capture import Op
+from minitensor.compiler.fuse import fuse
+from minitensor.compiler.plan import bind
+from minitensor.errors import BackendUnavailableError
+from minitensor.tensor_data import TensorData
 
 pytest.importorskip("numba.cuda")
 
@@ -235,27 +251,15 @@ def test_gpu_benchmark_refuses_the_simulator_with_a_message() -> None:
 
 # --- minitensor.compile on cuda (simulator): pre-bound launches, fused element-wise kernels, no host round trips ---
 
-import collections  # noqa: E402 - the section below is the compiled-plan tests, apart from the fresh-process ones
-import time  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import minitensor as mt  # noqa: E402
-from minitensor import nn, optim  # noqa: E402
-
+SIMULATED_SKIP = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1"  # the counters wrap the simulator's classes
 STEPS = 4  # SGD with momentum and Adam trace twice (no state, then state), then replay
 SHAPES = (6, 4, 3, 2)  # inputs, hidden, classes, batch: tiny (every simulated CUDA thread is a Python thread)
 
 
 def _cuda() -> Any:
     try:
-        from minitensor.backends import get_backend
-
         return get_backend("cuda")
-    except Exception as error:  # noqa: BLE001 - no simulator and no GPU
+    except BackendUnavailableError as error:  # no simulator and no GPU
         pytest.skip(f"no cuda backend: {error}")
 
 
@@ -377,9 +381,6 @@ def runs(request: pytest.FixtureRequest) -> dict[tuple[str, bool | None], Any]:
     return out
 
 
-SIMULATED_SKIP = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1"
-
-
 @pytest.mark.parametrize("fused", [False, True], ids=["unfused", "fused"])
 @pytest.mark.parametrize("name", ["sgd", "adam"])
 def test_compiled_mlp_matches_eager_bit_for_bit(runs: dict[Any, Any], name: str, fused: bool) -> None:
@@ -422,11 +423,6 @@ def test_a_buffer_written_and_read_through_another_view_is_not_fused() -> None:
     """y[0:n] = x * 2, then z = y[1:n+1] + x: element i of the second call reads what element i + 1 of the first
     writes (another thread on a GPU), so the run must not fuse, and the two launches give eager's values. Reading y
     through the written view itself fuses into one launch, with the same values as the separate launches."""
-    from minitensor.compiler.capture import Op
-    from minitensor.compiler.fuse import fuse
-    from minitensor.compiler.plan import bind
-    from minitensor.tensor_data import TensorData
-
     backend, n, f32 = _cuda(), 4, np.dtype(np.float32)
     zip_method = type(backend).zip
 
