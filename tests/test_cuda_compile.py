@@ -28,6 +28,7 @@ from minitensor.backends import get_backend
 from minitensor.compiler.capture import Op
 from minitensor.compiler.fuse import fuse
 from minitensor.compiler.plan import bind
+from minitensor.compiler.plan_cuda import bind_launch
 from minitensor.errors import BackendUnavailableError
 from minitensor.tensor_data import TensorData
 
@@ -506,3 +507,46 @@ def test_fused_kernels_assemble_for_sm90_without_contraction_across_calls() -> N
     _, fences, fmas, reloaded = next(line for line in result.stdout.splitlines() if line.startswith("MULADD")).split()
     assert int(fences) >= 1 and int(fmas) == 0 and reloaded == "True", result.stdout
     assert "MIXED ok" in result.stdout
+
+
+def test_launches_bind_to_the_compiled_kernel_where_the_dispatcher_has_one() -> None:
+    """On a real GPU a pre-bound launch calls the kernel compiled for its argument types (``Dispatcher.compile``) with
+    the configured geometry, stream and shared memory, as ``Dispatcher.call`` does after matching types; a kernel
+    that cannot be compiled for them, and the simulator's kernels, keep the configured launcher. (A stand-in for
+    numba-cuda's dispatcher: compiling needs a CUDA driver.)"""
+    calls: list[tuple[Any, ...]] = []
+
+    class Compiled:
+        def launch(self, args: tuple, griddim: Any, blockdim: Any, stream: Any, sharedmem: int) -> None:
+            calls.append(("launch", args, griddim, blockdim, stream, sharedmem))
+
+    class Configured:
+        griddim, blockdim, stream, sharedmem = (3, 1, 1), (32, 1, 1), "stream", 0
+
+        def __call__(self, *args: Any) -> None:
+            calls.append(("dispatch", args))
+
+    class Dispatcher:
+        specialized = False
+
+        def __init__(self, compiles: bool) -> None:
+            self.compiles = compiles
+
+        def __getitem__(self, config: Any) -> Configured:
+            assert config == (3, 32)
+            return Configured()
+
+        def typeof_pyval(self, value: Any) -> str:
+            return type(value).__name__
+
+        def compile(self, types: tuple) -> Compiled:
+            calls.append(("compile", types))
+            if not self.compiles:
+                raise TypeError("no such signature")
+            return Compiled()
+
+    bind_launch(Dispatcher(True), 3, 32, ("buffer", 7))()
+    assert calls == [("compile", ("str", "int")), ("launch", ("buffer", 7), (3, 1, 1), (32, 1, 1), "stream", 0)]
+    calls.clear()
+    bind_launch(Dispatcher(False), 3, 32, ("buffer", 7))()
+    assert calls == [("compile", ("str", "int")), ("dispatch", ("buffer", 7))]

@@ -12,9 +12,9 @@ more than one element): its values are copied once into a buffer the plan owns, 
 to device into the buffer the call uses (as eager would have a fresh copy). A call whose planning reads values back
 (``to_numpy``) keeps calling the backend method.
 
-A launch is bound to ``kernel[grid, block]`` (the configured launcher, looked up once); on a real GPU, when the
-kernel has already been compiled for exactly these argument types (the traced eager call compiled it), to the
-compiled kernel's ``launch`` with the configuration's normalised geometry and stream, which skips the dispatcher's
+A launch is bound to ``kernel[grid, block]`` (the configured launcher, looked up once); on a real GPU, to the kernel
+compiled for exactly these argument types (the traced eager call compiled it; a fused kernel is compiled at plan
+time) and its ``launch`` with the configuration's normalised geometry and stream, which skips the dispatcher's
 per-launch type matching.
 """
 
@@ -138,16 +138,18 @@ def plan_launches(op: Op, pool: ScratchPool | None = None) -> list[Launch] | Non
 
 
 def _compiled(kernel: Any, configured: Any, args: tuple) -> Call | None:
-    """Real GPU: the compiled kernel's launch for exactly ``args``'s types, with the configuration's geometry."""
-    overloads = getattr(kernel, "overloads", None)
+    """Real GPU: the kernel compiled for exactly ``args``'s types (compiled now if it was not yet: a generated fused
+    kernel), as a call of its ``launch`` with the configuration's geometry, stream and shared memory: what the
+    dispatcher's call does after matching the types. None where that does not apply (the simulator)."""
+    compile_ = getattr(kernel, "compile", None)
     typeof = getattr(kernel, "typeof_pyval", None)
-    if overloads is None or typeof is None or getattr(kernel, "specialized", False):
+    if compile_ is None or typeof is None or getattr(kernel, "specialized", False):
         return None
     try:
-        compiled = overloads.get(tuple(typeof(a) for a in args))
-    except Exception:  # noqa: BLE001 - an argument the dispatcher cannot type: let it decide per launch
+        compiled = compile_(tuple(typeof(a) for a in args))
+    except Exception:  # noqa: BLE001 - let the dispatcher decide (and report) at the launch
         return None
-    if compiled is None or not hasattr(compiled, "launch"):
+    if not callable(getattr(compiled, "launch", None)):
         return None
     return functools.partial(compiled.launch, args, configured.griddim, configured.blockdim, configured.stream,
                              configured.sharedmem)
