@@ -154,3 +154,24 @@ def test_layer_norm_gradients_match_torch(dtype: str) -> None:
     want.backward(torch.tensor(g))
     for m, t in zip(mine, theirs):
         close(m.grad, t.grad, tol_of(dtype) * 10)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_split_and_narrow_gradients_match_torch(backend: str, dim: int) -> None:
+    """Gradients through split pieces used unevenly (the GPT's q, k, v), a middle narrow and an int index, and a
+    second derivative through the gradient, as in PyTorch."""
+    x = RNG.standard_normal((4, 5, 6))
+    mx, tx = mt.tensor(x, backend=backend, requires_grad=True), torch.tensor(x, requires_grad=True)
+    results = []
+    for t in (mx, tx):
+        a, b, c = t.split([1, 2, t.shape[dim] - 3], dim=dim)
+        middle = t.narrow(dim, 1, 2)
+        results.append((a * 2.0).sum() + (b * b).sum() + c.tanh().sum() + (middle * 3.0).sum() + t[1].sum())
+    mine, theirs = results
+    close(mine, theirs, 1e-12)
+    (gm,) = mt.autograd.grad(mine, mx, create_graph=True)
+    (gt,) = torch.autograd.grad(theirs, tx, create_graph=True)
+    close(gm, gt, 1e-12)
+    (gm * gm).sum().backward()
+    (gt * gt).sum().backward()
+    close(mx.grad, tx.grad, 1e-12)
