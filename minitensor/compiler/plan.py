@@ -8,7 +8,8 @@ the re-draws of random numbers, the refills of allocated-and-initialised buffers
 and the kernel calls. On the ``fast`` backend most calls are bound to
 the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`), on ``cuda`` to their planned kernel
 launches (:mod:`.plan_cuda`; refills there are device-side too, so a replay moves no data between host and device
-except the redrawn random numbers); others call the backend method.
+but the redrawn random numbers, drawn on the host as eager draws them, and the reads of the input checks, which eager
+makes too); others call the backend method.
 """
 
 from __future__ import annotations
