@@ -303,20 +303,117 @@ def test_input_gradients_reach_the_callers_tensors() -> None:
         np.testing.assert_allclose(x.grad.to_numpy(), 2 * s * w.to_numpy(), rtol=1e-6)
 
 
+def _entries(compiled: Any) -> list[Any]:
+    return [entry for plans in compiled._plans.values() for entry in plans]
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_fused_element_wise_runs_match_eager(optimizer: str) -> None:
+def test_default_fuses_and_backend_eager_does_not_with_the_same_bits(optimizer: str) -> None:
+    """The default (backend="inductor") fuses element-wise runs; backend="eager" replays every call; both give
+    eager's losses, weights and gradients bit for bit over several steps."""
     data = batches("fast", 3)
-    models = [mlp("fast"), mlp("fast")]
+    models = [mlp("fast") for _ in range(3)]
     make = (lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9)) if optimizer == "sgd" else \
         (lambda m: optim.Adam(m.parameters(), lr=0.01))
     eager = sgd_step(models[0], make(models[0]))
-    compiled = mt.compile(sgd_step(models[1], make(models[1])), mode="max-autotune")
-    assert train(compiled, data, 6) == train(eager, data, 6)
+    fused = mt.compile(sgd_step(models[1], make(models[1])))
+    unfused = mt.compile(sgd_step(models[2], make(models[2])), backend="eager")
+    losses = train(eager, data, 6)
+    assert train(fused, data, 6) == losses
+    assert train(unfused, data, 6) == losses
     assert_same_params(models[0], models[1])
-    entries = [entry for plans in compiled._plans.values() for entry in plans]  # SGD: first step, later steps
-    assert any(len(entry.plan.calls) < len(entry.plan.ops) for entry in entries)  # something was fused
-    with pytest.raises(RuntimeError, match="Unrecognized mode"):
-        mt.compile(eager, mode="fastest")
+    assert_same_params(models[0], models[2])
+    assert all(len(entry.plan.calls) == len(entry.plan.ops) for entry in _entries(unfused))
+    if optimizer == "sgd":  # SGD's momentum update is element-wise calls (Adam's is one kernel per parameter)
+        assert any(len(entry.plan.calls) < len(entry.plan.ops) for entry in _entries(fused))
+
+
+def test_fused_transcendental_chain_matches_the_separate_kernels() -> None:
+    """A fused run of exp/tanh/sigmoid (fast_math's versions, float32 variants into float32) and their backward ops
+    gives the separate kernels' bits, in float32 and float64."""
+    def chain(x: mt.Tensor) -> mt.Tensor:
+        y = (x.exp() * 0.5).tanh().sigmoid() + x.neg().exp()
+        y.sum().backward()
+        return y
+
+    for dtype in ("float32", "float64"):
+        x0 = np.random.default_rng(2).standard_normal((8, 64))
+        results = []
+        for backend in ("inductor", "eager"):
+            fn = mt.compile(chain, backend=backend)
+            for _ in range(2):
+                x = mt.tensor(x0, dtype=dtype, backend="fast", requires_grad=True)
+                y = fn(x)
+            results.append((y.to_numpy(), x.grad.to_numpy(), fn))
+        (y1, g1, fused), (y2, g2, _) = results
+        np.testing.assert_array_equal(y1, y2)
+        np.testing.assert_array_equal(g1, g2)
+        assert all(len(e.plan.calls) < len(e.plan.ops) for e in _entries(fused))
+        x = mt.tensor(x0, dtype=dtype, backend="fast", requires_grad=True)
+        np.testing.assert_array_equal(chain(x).to_numpy(), y1)  # and eager's
+
+
+SECOND_PROCESS = """
+import sys
+import numpy as np
+import minitensor as mt
+from minitensor.backends import fast_codegen
+f = mt.compile(lambda x: ((x * 3.0 - 1.0).relu() * x).sum())
+x = mt.tensor(np.linspace(-1.0, 1.0, 96).reshape(8, 12), backend="fast")
+value = f(x).item()
+assert f(x).item() == value
+modules = [m for name, m in sys.modules.items() if fast_codegen.GENERATED_PREFIX in name]
+assert len(modules) == 1, modules
+stats = modules[0].fused.stats
+print(modules[0].__file__, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()), value)
+"""
+
+
+def test_fused_kernels_are_compiled_once_per_machine(tmp_path: Any) -> None:
+    """The fused kernel is a module in the kernel cache directory, named by the hash of its text; a second process
+    with the same cache directory loads its machine code from disk (a cache hit, no compile notice)."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MINITENSOR_CACHE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "1"}
+    runs = [subprocess.run([sys.executable, "-c", SECOND_PROCESS], capture_output=True, text=True, env=env,
+                           timeout=300) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    (path1, hits1, misses1, value1), (path2, hits2, misses2, value2) = (run.stdout.split() for run in runs)
+    assert path1 == path2 and value1 == value2
+    assert (int(hits1), int(misses1)) == (0, 1)  # compiled in the first process ...
+    assert (int(hits2), int(misses2)) == (1, 0)  # ... loaded from disk in the second
+    assert "compiling" not in runs[1].stderr
+    text = open(path1, encoding="utf-8").read()
+    assert os.path.basename(path1) == f"generated_{hashlib.sha256(text.encode()).hexdigest()[:16]}.py"
+    assert "cache=True" in text and "SCALAR['zip', 'mul']" in text and str(tmp_path) in path1
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"mode": "fastest"}, RuntimeError, "Unrecognized mode"),
+    ({"backend": "cudagraphs"}, CompileError, "invalid backend"),
+    ({"backend": lambda gm, inputs: gm}, CompileError, "custom compiler backends"),
+    ({"dynamic": True}, CompileError, "dynamic shapes"),
+    ({"options": {"triton.cudagraphs": True}}, CompileError, "no Inductor options"),
+    ({"mode": "max-autotune", "options": {"a": 1}}, RuntimeError, "Either mode or options"),
+    ({"fullgraph": "yes"}, TypeError, "fullgraph"),
+    ({"recompile_limit": 3}, CompileError, "recompile_limit"),
+])
+def test_unsupported_compile_arguments_are_refused(kwargs: dict[str, Any], error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        mt.compile(lambda x: x, **kwargs)
+
+
+def test_torch_compile_arguments_are_accepted() -> None:
+    x = mt.tensor([1.0, -2.0, 3.0], backend="fast")
+    for kwargs in ({"fullgraph": True, "dynamic": False, "backend": "aot_eager", "options": {}, "name": "step"},
+                   {"mode": "reduce-overhead", "backend": "inductor"}, {"mode": "max-autotune-no-cudagraphs"}):
+        fn = mt.compile(**kwargs)(lambda t: (t * 2.0).relu())
+        np.testing.assert_array_equal(fn(x).to_numpy(), [2.0, 0.0, 6.0])
+        assert fn.fuse == (kwargs.get("backend", "inductor") == "inductor")
 
 
 def test_compiled_method() -> None:

@@ -21,6 +21,9 @@ The cache directory is ``$MINITENSOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/miniten
 (``~/.cache/minitensor/kernels``), else a per-user temp directory when that is not usable. Each process
 touches its fingerprint directory; sibling fingerprint directories of ours unused for ``STALE_DAYS`` are
 deleted (old installations). The first time a module is compiled on a machine, one notice goes to stderr.
+
+Other generated kernels (the fused element-wise loops of :mod:`minitensor.compiler.fuse`) go through
+:func:`generated_module`: same directory and checks, with the file named by a hash of the generated text.
 """
 
 from __future__ import annotations
@@ -333,4 +336,47 @@ def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, par
             raise
         _serialize_compiles(module, path.with_suffix(".lock"))
         _modules[key] = module
+        return module
+
+
+GENERATED_PREFIX = "generated_"
+"""File-name prefix of the modules :func:`generated_module` writes (the rest is a hash of their text)."""
+_generated: dict[str, ModuleType] = {}
+
+
+def generated_module(text: str, scope: Mapping[str, Any]) -> ModuleType:
+    """Write ``text`` (kernel source that minitensor generated itself, never user input) into the kernel directory
+    as ``generated_<sha256(text)[:16]>.py`` and import it with the names of ``scope`` bound first, so that its
+    ``cache=True`` kernels are loaded from Numba's disk cache by later processes instead of compiled again.
+
+    The same guarantees as :func:`kernel_module`: the file name comes from the hash of the text, a file holding other
+    text is atomically replaced, the checked text itself is executed (the file is not read back), and compiles are
+    serialised across processes. Raises TypeError for non-string text and SyntaxError for text that is not Python.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"generated kernel source must be str, got {type(text).__name__}")
+    module = _generated.get(text)
+    if module is not None:
+        return module
+    compile(text, "<generated kernel>", "exec")  # a SyntaxError before anything is written
+    with _lock:
+        if text in _generated:
+            return _generated[text]
+        stem = GENERATED_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16]
+        path = kernel_directory() / f"{stem}.py"
+        ensure_file(path, text)
+        _notice_first_compile(path)
+        name = f"_minitensor_kernels_{path.parent.name}_{stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        module.__dict__.update(scope)
+        sys.modules[name] = module
+        try:
+            exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - the checked text, ours
+        except BaseException:
+            del sys.modules[name]
+            raise
+        _serialize_compiles(module, path.with_suffix(".lock"))
+        _generated[text] = module
         return module

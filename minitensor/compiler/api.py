@@ -26,35 +26,84 @@ __all__ = ["compile", "CompiledFunction"]
 MAX_FUNCTIONS_SEARCHED = 32
 """How many Python functions (the compiled one and helpers it names) are searched for modules and optimizers."""
 MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+BACKENDS = {"inductor": True, "eager": False, "aot_eager": False}
+"""``torch.compile`` backends accepted, and whether each fuses element-wise runs."""
 
 
-def compile(fn: Callable[..., Any] | None = None, *, mode: str | None = None, max_plans: int = 8,  # noqa: A001
-            disable: bool = False) -> Any:
-    """Record ``fn`` once per guard key and replay the recording on later calls (``torch.compile``'s role).
+def compile(model: Callable[..., Any] | None = None, *, fullgraph: bool = False,  # noqa: A001
+            dynamic: bool | None = None, backend: str | None = None, mode: str | None = None,
+            options: dict[str, Any] | None = None, name: str | None = None, disable: bool = False,
+            recompile_limit: int | None = None, isolate_recompiles: bool = False, shapes_spec: Any = None,
+            max_plans: int = 8) -> Any:
+    """Record ``model`` once per guard key and replay the recording on later calls (``torch.compile``'s role and
+    signature).
 
-    The first call with given guards runs ``fn`` eagerly while recording every backend call (forward, backward and
-    the optimizer's in-place updates); later calls with the same guards copy their tensor arguments into the traced
-    input buffers and replay the kernels, without running ``fn``'s Python code. Guards: each tensor argument's shape,
-    dtype, backend and ``requires_grad``; other arguments by value; grad mode; and, for the modules and optimizers
-    ``fn`` reaches (its arguments and their attributes, closure, default arguments and the globals it names, and
-    lists/tuples/dicts among those), which gradients are None, how much optimizer state each parameter has, each
-    submodule's ``training`` flag and the optimizer hyperparameters that choose kernels. A miss traces again; at
-    most ``max_plans`` plans are kept (least recently used dropped). Returned tensors are fresh copies without
-    history. Usable as ``@compile``.
+    The first call with given guards runs ``model`` eagerly while recording every backend call (forward, backward
+    and the optimizer's in-place updates); later calls with the same guards copy their tensor arguments into the
+    traced input buffers and replay the kernels, without running ``model``'s Python code. Guards: each tensor
+    argument's shape, dtype, backend and ``requires_grad``; other arguments by value; grad mode; and, for the modules
+    and optimizers ``model`` reaches (its arguments and their attributes, closure, default arguments and the globals
+    it names, and lists/tuples/dicts among those), which gradients are None, how much optimizer state each parameter
+    has, each submodule's ``training`` flag and the optimizer hyperparameters that choose kernels. A miss traces
+    again; at most ``max_plans`` plans are kept (least recently used dropped). Returned tensors are fresh copies
+    without history. Usable as ``@compile`` and ``@compile(...)``.
 
-    ``mode="max-autotune"`` (or ``"max-autotune-no-cudagraphs"``) also fuses runs of element-wise calls on ``fast``
-    into generated Numba loops (same results, bit for bit; about a second of compiling per new pattern, in every
-    process); the other modes are accepted for PyTorch compatibility and do the same as the default.
+    Fusion, as Inductor does by default: with ``backend="inductor"`` (the default) runs of element-wise calls are
+    fused into one generated kernel each, on ``fast`` (a Numba loop, written to the kernel cache directory so it is
+    compiled once per machine) and on ``cuda`` (a CUDA kernel, compiled once per process); results are the same bit
+    for bit. ``backend="eager"`` or ``"aot_eager"`` replays the recorded calls without fusing. Every ``mode`` does the
+    same (accepted for PyTorch compatibility). ``fullgraph`` may be True or False (a recording never breaks: reading
+    a value back to Python inside ``model`` raises :class:`~minitensor.errors.CompileError`); ``dynamic`` may be
+    None or False (each new shape traces again); ``options`` may be None or empty; ``name`` is a label;
+    ``recompile_limit``, ``isolate_recompiles`` and ``shapes_spec`` must keep their defaults. Other values raise
+    :class:`~minitensor.errors.CompileError` (``ValueError``/``TypeError`` for malformed ones, as PyTorch does).
     """
+    fuse = _check_arguments(fullgraph, dynamic, backend, mode, options, name, recompile_limit, isolate_recompiles,
+                            shapes_spec)
+    if model is None:
+        return lambda f: compile(f, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options,
+                                 name=name, disable=disable, max_plans=max_plans)
+    if not callable(model):
+        raise TypeError(f"compile() needs a callable, got {type(model).__name__}")
+    if disable:
+        return model
+    return CompiledFunction(model, max_plans, fuse=fuse)
+
+
+def _check_arguments(fullgraph: Any, dynamic: Any, backend: Any, mode: Any, options: Any, name: Any,
+                     recompile_limit: Any, isolate_recompiles: Any, shapes_spec: Any) -> bool:
+    """Validate :func:`compile`'s ``torch.compile`` arguments; return whether the replay fuses."""
     if mode not in MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(m for m in MODES if m)}")
-    if fn is None:
-        return lambda f: compile(f, mode=mode, max_plans=max_plans, disable=disable)
-    if not callable(fn):
-        raise TypeError(f"compile() needs a callable, got {type(fn).__name__}")
-    if disable:
-        return fn
-    return CompiledFunction(fn, max_plans, fuse=mode is not None and mode.startswith("max-autotune"))
+    if backend is None:
+        backend = "inductor"
+    if callable(backend):
+        raise CompileError("compile(backend=<callable>): custom compiler backends are not supported; use "
+                           f"backend= one of {', '.join(map(repr, BACKENDS))}")
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise CompileError(f"compile(): invalid backend {backend!r}; supported: {', '.join(map(repr, BACKENDS))} "
+                           "(\"inductor\" fuses element-wise runs, the others replay without fusing)")
+    if mode is not None and options:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"compile(options=...) must be a dict or None, got {type(options).__name__}")
+    if options:
+        raise CompileError(f"compile(): no Inductor options are supported, got {sorted(options)}")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"compile(fullgraph=...) must be a bool, got {fullgraph!r}")
+    if dynamic is True:
+        raise CompileError("compile(dynamic=True): dynamic shapes are not supported; each new input shape records "
+                           "its own plan (dynamic=None or False)")
+    if dynamic not in (None, False):
+        raise TypeError(f"compile(dynamic=...) must be None or a bool, got {dynamic!r}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"compile(name=...) must be a str or None, got {type(name).__name__}")
+    for label, value, default in (("recompile_limit", recompile_limit, None),
+                                  ("isolate_recompiles", isolate_recompiles, False), ("shapes_spec", shapes_spec, None)):
+        if value is not default:
+            raise CompileError(f"compile({label}={value!r}) is not supported (only {default!r}); use max_plans= to "
+                               "bound the plans kept")
+    return BACKENDS[backend]
 
 
 class Slot:
@@ -116,7 +165,7 @@ class Entry:
 class CompiledFunction:
     """The callable :func:`compile` returns. ``traces`` counts recordings; ``reset()`` drops every plan."""
 
-    def __init__(self, fn: Callable[..., Any], max_plans: int = 8, fuse: bool = False):
+    def __init__(self, fn: Callable[..., Any], max_plans: int = 8, fuse: bool = True):
         if max_plans < 1:
             raise ValueError(f"max_plans must be at least 1, got {max_plans}")
         self.fn, self.max_plans, self.fuse = fn, max_plans, fuse
