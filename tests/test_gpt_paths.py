@@ -175,3 +175,34 @@ def test_split_and_narrow_gradients_match_torch(backend: str, dim: int) -> None:
     (gm * gm).sum().backward()
     (gt * gt).sum().backward()
     close(mx.grad, tx.grad, 1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs", [{"lr": 1e-2, "weight_decay": 0.1}, {"lr": 0.05, "betas": (0.3, 0.0)},
+                                    {"lr": 1e-2, "weight_decay": 0.0}], ids=["decay", "large-lerp-beta2-0", "no-decay"])
+def test_fused_adamw_gives_the_composed_bits(dtype: str, kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """fast's one-pass AdamW update: bit for bit the element-wise calls it replaces (parameter and both averages
+    over several steps), and within float tolerance of torch.optim.AdamW."""
+    import minitensor.optim.adam as adam_module
+
+    init = RNG.standard_normal((40, 7)).astype(dtype)
+    grads = [RNG.standard_normal(init.shape).astype(dtype) for _ in range(4)]
+    fusable = adam_module._fusable
+    results = []
+    for fused in (True, False):
+        monkeypatch.setattr(adam_module, "_fusable", fusable if fused else lambda *args: False)
+        p = mt.tensor(init, backend="fast", requires_grad=True)
+        opt = mt.optim.AdamW([p], **kwargs)
+        for g in grads:
+            p.grad = mt.tensor(g, backend="fast")
+            opt.step()
+        assert fusable(p, p.grad, opt.state[p], opt.param_groups[0])
+        results.append([p.detach().numpy(), opt.state[p]["exp_avg"].numpy(), opt.state[p]["exp_avg_sq"].numpy()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
+    tp = torch.tensor(init, requires_grad=True)
+    topt = torch.optim.AdamW([tp], **kwargs)
+    for g in grads:
+        tp.grad = torch.tensor(g)
+        topt.step()
+    close(results[0][0], tp, tol_of(dtype))

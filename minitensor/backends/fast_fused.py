@@ -145,6 +145,25 @@ class FusedKernels(Backend):
                 if target is not None:
                     strided_view(target, writeable=True)[...] = values
 
+    def adam_update(self, p: TensorData, grad: TensorData, exp_avg: TensorData, exp_avg_sq: TensorData,
+                    decay: TensorData, weight: TensorData, rest: TensorData, beta2: TensorData, gain2: TensorData,
+                    correction2: TensorData, eps: TensorData, neg_step: TensorData, decoupled: bool,
+                    small: bool) -> None:
+        """Adam's element-wise update in one pass, in place, as :class:`~minitensor.optim.Adam` composes it from
+        element-wise calls (each operation rounded to the dtype in the same order: the same bits): p *= decay when
+        ``decoupled``; exp_avg = lerp(exp_avg, grad) (weight, or rest = 1 - weight when not ``small``);
+        exp_avg_sq = exp_avg_sq beta2 + (grad gain2) grad; p += (exp_avg neg_step) / (sqrt(exp_avg_sq) /
+        correction2 + eps). The four tensors must be contiguous float32 or float64 of one shape and dtype, the scalars
+        one-element tensors of that dtype (ValueError otherwise)."""
+        scalars = (decay, weight, rest, beta2, gain2, correction2, eps, neg_step)
+        if (p.dtype not in FLOATS or not _dense(p, grad, exp_avg, exp_avg_sq)
+                or any(x.dtype != p.dtype for x in (grad, exp_avg, exp_avg_sq, *scalars))
+                or any(s.size != 1 for s in scalars)):
+            raise ValueError(f"adam_update needs contiguous float32/float64 tensors of one shape and dtype and "
+                             f"one-element scalars, got {p}, {grad}, {exp_avg}, {exp_avg_sq}")
+        launch(p.size, "adam_kernel", p.storage, grad.storage, exp_avg.storage, exp_avg_sq.storage,
+               *[s.storage for s in scalars], *_chunks(p.size), bool(decoupled), bool(small))
+
     def gelu(self, a: TensorData, out: TensorData, approximate: str = "none", slope: TensorData | None = None) -> None:
         if not self._gelu_fast(approximate, a, out, *([] if slope is None else [slope])):
             super().gelu(a, out, approximate, slope)

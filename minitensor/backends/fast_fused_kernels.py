@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from minitensor.backends.fast_fused_rows import (
+    adam_run,
     finish_row,
     gelu_run,
     layer_norm_backward_row,
@@ -250,3 +251,15 @@ def gelu_kernel(x, grad, out, slope, mode, n_chunks, per_chunk):
         lo = c * per_chunk
         hi = min(lo + per_chunk, x.size)
         gelu_run(x[lo:hi], grad[lo:hi], out[lo:hi], slope[lo:hi], mode)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def adam_kernel(p, g, m, v, decay, weight, rest, beta2, gain2, correction2, eps, neg_step, n_chunks, per_chunk,
+                decoupled, small):
+    """Adam's update of contiguous data of one dtype in place (:func:`adam_run`), in chunks of ``per_chunk``
+    elements; the scalars are read from their one-element arrays (the optimizer's per-step values)."""
+    for c in prange(n_chunks):
+        lo = c * per_chunk
+        hi = min(lo + per_chunk, p.size)
+        adam_run(p, g, m, v, decay[0], weight[0], rest[0], beta2[0], gain2[0], correction2[0], eps[0], neg_step[0], lo,
+                 hi, decoupled, small)

@@ -323,3 +323,20 @@ def gelu_run(x, grad, out, slope, mode):
         for i in range(x.size):
             cdf, pdf = gauss(x[i], out.dtype)
             out[i] = grad[i] * fma(x[i], pdf, cdf)
+
+
+@njit(error_model="numpy")
+def adam_run(p, g, m, v, decay, weight, rest, beta2, gain2, correction2, eps, neg_step, lo, hi, decoupled, small):
+    """One run [lo, hi) of Adam's update in place, each operation rounded to the data's dtype in the order of the
+    optimizer's element-wise calls (so the same bits): p *= decay (``decoupled``); m = lerp(m, g); v = v beta2 +
+    (g gain2) g; p += (m neg_step) / (sqrt(v) / correction2 + eps)."""
+    prefer_wide()
+    for i in range(lo, hi):
+        gi = g[i]
+        diff = gi - m[i]
+        mi = m[i] + diff * weight if small else gi - diff * rest
+        m[i] = mi
+        vi = v[i] * beta2 + (gi * gain2) * gi
+        v[i] = vi
+        pi = p[i] * decay if decoupled else p[i]
+        p[i] = pi + (mi * neg_step) / (np.sqrt(vi) / correction2 + eps)

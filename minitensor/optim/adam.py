@@ -76,6 +76,13 @@ class Adam(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
         beta1, beta2 = group["betas"]
+        if _fusable(p, grad, state, group):  # one pass (the fast backend): the same operations, the same bits
+            names = ("decay", "weight", "rest", "beta2", "one_minus_beta2", "bias_correction2_sqrt", "eps",
+                     "neg_step_size")
+            update: Any = getattr(p.backend, "adam_update")  # noqa: B009 - a method only some backends have
+            update(p._data, grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+                   *[scalars[name]._data for name in names], group["weight_decay"] != 0, abs(1 - beta1) < 0.5)
+            return
         g = map_("neg", grad) if group["maximize"] else grad
         if group["weight_decay"] != 0:
             if group["decoupled_weight_decay"]:
@@ -93,6 +100,19 @@ class Adam(Optimizer):
         denom = map_("sqrt", second)
         zip_("add", zip_("div", denom, scalars["bias_correction2_sqrt"], out=denom), scalars["eps"], out=denom)
         addcdiv_(p, exp_avg, denom, scalars["neg_step_size"], scratch)
+
+
+def _fusable(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any]) -> bool:
+    """Whether ``p``'s backend updates it in one pass (``adam_update``): no maximize or amsgrad, decoupled or no
+    weight decay, and p, its gradient and both averages contiguous float32/float64 of one shape and dtype."""
+    if not hasattr(p.backend, "adam_update") or group["maximize"] or group["amsgrad"]:
+        return False
+    if group["weight_decay"] != 0 and not group["decoupled_weight_decay"]:
+        return False
+    tensors = (p, grad, state["exp_avg"], state["exp_avg_sq"])
+    return p.dtype.kind == "f" and p.dtype.itemsize in (4, 8) and all(
+        t.dtype == p.dtype and t.shape == p.shape and t._data.is_contiguous() and t.backend is p.backend
+        for t in tensors)
 
 
 class AdamW(Adam):
