@@ -88,9 +88,10 @@ def available(name: str) -> bool:
 # --- minitensor -------------------------------------------------------------------------------
 
 
-def split_step_fn(backend: str, compiled: bool = False, mode: str | None = None) -> tuple[Callable[[], None], int]:
+def split_step_fn(backend: str, compiled: bool = False, mode: str | None = None, fusion: bool = True) -> tuple[Callable[[], None], int]:
     """One SGD step of the run_tensor model, cycling through the split set's batches; and steps per epoch. With
-    ``compiled`` the step (forward, backward, update) is one ``minitensor.compile``d function (``mode`` passed on)."""
+    ``compiled`` the step (forward, backward, update) is one ``minitensor.compile``d function (``mode`` passed on;
+    ``fusion=False``: ``backend="eager"``, replayed without element-wise fusion)."""
     minitensor.manual_seed(0)
     data = toy("split", SPLIT_POINTS, seed=0)
     model = nn.Sequential(nn.Linear(2, HIDDEN, backend=backend, dtype="float64"), nn.ReLU(),
@@ -108,7 +109,7 @@ def split_step_fn(backend: str, compiled: bool = False, mode: str | None = None)
         opt.step()
         return loss
 
-    run = minitensor.compile(train_step, mode=mode) if compiled else train_step
+    run = minitensor.compile(train_step, mode=mode, backend="inductor" if fusion else "eager") if compiled else train_step
 
     def step() -> None:
         xb, yb = batches[state["i"] % len(batches)]
@@ -118,9 +119,9 @@ def split_step_fn(backend: str, compiled: bool = False, mode: str | None = None)
     return step, len(batches)
 
 
-def mnist_step_fn(backend: str, compiled: bool = False, mode: str | None = None) -> Callable[[], None]:
+def mnist_step_fn(backend: str, compiled: bool = False, mode: str | None = None, fusion: bool = True) -> Callable[[], None]:
     """One SGD step of a 784-128-10 MLP on a fixed float32 batch (``compiled``: as one ``minitensor.compile``d
-    function)."""
+    function; ``fusion=False``: with ``backend="eager"``, no element-wise fusion)."""
     minitensor.manual_seed(0)
     rng = np.random.default_rng(0)
     x = rng.random((MNIST_BATCH, 784), dtype=np.float32)
@@ -136,7 +137,7 @@ def mnist_step_fn(backend: str, compiled: bool = False, mode: str | None = None)
         opt.step()
         return loss
 
-    run = minitensor.compile(train_step, mode=mode) if compiled else train_step
+    run = minitensor.compile(train_step, mode=mode, backend="inductor" if fusion else "eager") if compiled else train_step
     xb = minitensor.tensor(x, backend=backend, dtype="float32")  # made once, like PyTorch's row: the step is timed
 
     def step() -> None:
@@ -372,8 +373,9 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
 # --- compiled steps (minitensor.compile) --------------------------------------------------------
 
 
-COMPILED_MODES = ("eager", "compiled", "fused")
-"""Rows of --compiled: eager, minitensor.compile (default mode), and mode="max-autotune" (element-wise fusion)."""
+COMPILED_MODES = ("eager", "compiled", "compiled, no fusion")
+"""Rows of --compiled: eager, minitensor.compile (default: element-wise runs fused, as Inductor does), and
+minitensor.compile(backend="eager") (the recorded calls replayed without fusion)."""
 
 
 def compiled_rows(backends: list[str], repeats: int, threads: int | None = None) -> list[dict]:
@@ -391,9 +393,9 @@ def compiled_rows(backends: list[str], repeats: int, threads: int | None = None)
                 step, n = split_step_fn(backend)
                 mnist = mnist_step_fn(backend)
             else:
-                mode = "max-autotune" if label == "fused" else None
-                step, n = split_step_fn(backend, compiled=True, mode=mode)
-                mnist = mnist_step_fn(backend, compiled=True, mode=mode)
+                fusion = label == "compiled"
+                step, n = split_step_fn(backend, compiled=True, fusion=fusion)
+                mnist = mnist_step_fn(backend, compiled=True, fusion=fusion)
 
             def run_epoch(step: Callable[[], None] = step, n: int = n) -> None:
                 for _ in range(n):
@@ -408,16 +410,16 @@ def compiled_rows(backends: list[str], repeats: int, threads: int | None = None)
 
 
 def print_compiled_rows(rows: list[dict]) -> None:
-    print(f"\n{'backend':9} {'mode':9} {'split s/epoch':>14} {'vs torch':>9} {'784-128-10 ms/step':>19} {'vs torch':>9}")
+    print(f"\n{'backend':9} {'mode':19} {'split s/epoch':>14} {'vs torch':>9} {'784-128-10 ms/step':>19} {'vs torch':>9}")
     for r in rows:
         ref = r["torch"]
         for mode in COMPILED_MODES:
             epoch, step = r[mode]
             ratio1 = f"{epoch / ref[0]:.2f}x" if ref else "n/a"
             ratio2 = f"{step / ref[1]:.2f}x" if ref else "n/a"
-            print(f"{r['backend']:9} {mode:9} {epoch:14.4f} {ratio1:>9} {step * 1e3:19.3f} {ratio2:>9}")
+            print(f"{r['backend']:9} {mode:19} {epoch:14.4f} {ratio1:>9} {step * 1e3:19.3f} {ratio2:>9}")
         if ref:
-            print(f"{'torch':9} {'eager':9} {ref[0]:14.4f} {'1.00x':>9} {ref[1] * 1e3:19.3f} {'1.00x':>9}")
+            print(f"{'torch':9} {'eager':19} {ref[0]:14.4f} {'1.00x':>9} {ref[1] * 1e3:19.3f} {'1.00x':>9}")
     print(f"(medians; ratios are time / PyTorch's time, < 1 is faster; numba threads {_threads()}; with --threads, BLAS "
           "and PyTorch threads too)")
 

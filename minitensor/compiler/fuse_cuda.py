@@ -12,7 +12,8 @@ those of the separate launches bit for bit; what is saved is a launch and a pass
 A value a later call of the run reads back is reloaded from memory after a ``threadfence_block``: the fence keeps
 the compiler from forwarding the stored value into the next operator, where NVVM's default FMA contraction could
 fuse one call's multiply with the next call's add into one rounding (the separate kernels round twice). Generated
-kernels are compiled once per process and source text (not cached on disk).
+kernels are compiled once per process and source text (not cached on disk). Like the fast ones they are used by
+default (``minitensor.compile``'s ``backend="inductor"``; ``backend="eager"`` replays the separate launches).
 
 This module reaches the cuda backend's modules only when it is given cuda calls (they are loaded by then): it
 imports nothing that needs numba-cuda, so :mod:`.fuse` can import it everywhere.

@@ -5,7 +5,8 @@ before (parameters, gradients of earlier steps, optimizer state, cached constant
 runs, in order: the copies of the new inputs into the traced input buffers, the library's validation checks of the
 inputs (class indices in range), the host steps the trace registered (optimizer step counts and learning rates),
 the re-draws of random numbers, the refills of allocated-and-initialised buffers that the step later overwrites,
-and the kernel calls. On the ``fast`` backend most calls are bound to
+and the kernel calls (with ``fused=True``, what ``minitensor.compile`` asks for by default, each run of element-wise
+calls replaced by one generated kernel: :mod:`.fuse`). On the ``fast`` backend most calls are bound to
 the Numba kernel and its planned layout at plan time (:mod:`.plan_fast`), on ``cuda`` to their planned kernel
 launches (:mod:`.plan_cuda`; refills there are device-side too, so a replay moves no data between host and device
 but the redrawn random numbers, drawn on the host as eager draws them, and the reads of the input checks, which eager
