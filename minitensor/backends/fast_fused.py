@@ -133,13 +133,20 @@ class FusedKernels(Backend):
         gi = grad_input if grad_input is not None else grad  # a placeholder, never written when not needed
         rows, strides, n_chunks, per_chunk = row_plan(a.shape, d, [gi, grad, a, mean, rstd], natural=True)
         need_params = grad_weight is not None or grad_bias is not None
-        partials = np.zeros((n_chunks, 2, n) if need_params else (n_chunks, 2, 1), dtype=np.float64)
+        partials = np.empty((n_chunks, 2, n) if need_params else (n_chunks, 2, 1), dtype=np.float64)
         w = _NO_PARAM if weight is None else self._dense(weight)
+        # The kernel stores the weight and bias gradients itself when they are (n,) vectors of the data's dtype (one
+        # launch, which a compiled step binds directly); else NumPy sums its partials into them below.
+        targets = [t for t in (grad_weight, grad_bias) if t is not None]
+        inside = need_params and all(t.shape == (n,) and t.dtype == gi.dtype for t in targets)
+        gw = grad_weight if inside and grad_weight is not None else gi
+        gb = grad_bias if inside and grad_bias is not None else gi
+        write = (grad_weight is not None) + 2 * (grad_bias is not None) if inside else 0
         args = (grad.storage, a.storage, mean.storage, rstd.storage, w, gi.storage, partials, rows, strides, n,
                 _step(grad, d), _step(a, d), _step(gi, d), n_chunks, per_chunk, weight is not None,
-                grad_input is not None, need_params)
+                grad_input is not None, need_params, gw.storage, _step(gw, 0), gb.storage, _step(gb, 0), write)
         launch(a.size, "layer_norm_backward_kernel", *args)
-        if need_params:
+        if need_params and not inside:
             sums = partials.sum(axis=0)
             for target, values in ((grad_weight, sums[0]), (grad_bias, sums[1])):
                 if target is not None:

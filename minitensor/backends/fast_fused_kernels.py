@@ -73,10 +73,12 @@ def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
 def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials, shape, strides, length, sg, sa, sgi,
-                               n_chunks, per_chunk, has_weight, need_input, need_params):
+                               n_chunks, per_chunk, has_weight, need_input, need_params, grad_weight, sw, grad_bias,
+                               sb, write_params):
     """Rows of ``length``: the layer_norm gradients (see ``layer_norm_backward_row``); ``strides`` rows are
-    (grad_input, grad, a, mean, rstd). Chunk c adds its rows' g * xhat and g into ``partials[c]`` (float64, zeroed by
-    the caller, who sums them into the weight and bias gradients)."""
+    (grad_input, grad, a, mean, rstd). Chunk c zeroes ``partials[c]`` (float64) and adds its rows' g * xhat and g
+    into it; with ``write_params`` (0: none, bit 1: weight, bit 2: bias) the chunks' sums, in chunk order, are then
+    stored at ``grad_weight[k * sw]`` and ``grad_bias[k * sb]``."""
     nd = shape.size
     total = 1
     for d in range(nd):
@@ -90,6 +92,8 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
         pos = np.empty(5, np.int64)
         start_positions(r0, shape, strides, index, pos)
         p_weight, p_bias = partials[c, 0], partials[c, 1]
+        p_weight[:] = 0.0
+        p_bias[:] = 0.0
         for _ in range(r0, r1):
             mu = np.float64(mean[pos[3]])
             r = np.float64(rstd[pos[4]])
@@ -101,6 +105,17 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
                 layer_norm_backward_row(grad, gb, ug, a, ab, ua, weight, grad_input, ib, ui, n, mu, r, p_weight,
                                         p_bias, has_weight, need_input, need_params)
             advance(index, shape, strides, pos, nd - 1)
+    if write_params:
+        for k in range(length):
+            sum_w = partials[0, 0, k]
+            sum_b = partials[0, 1, k]
+            for c in range(1, n_chunks):
+                sum_w += partials[c, 0, k]
+                sum_b += partials[c, 1, k]
+            if write_params & 1:
+                grad_weight[k * sw] = sum_w
+            if write_params & 2:
+                grad_bias[k * sb] = sum_b
 
 
 
