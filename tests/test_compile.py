@@ -402,7 +402,8 @@ def test_fused_kernels_are_compiled_once_per_machine(tmp_path: Any) -> None:
     assert (int(hits1), int(misses1)) == (0, 1)  # compiled in the first process ...
     assert (int(hits2), int(misses2)) == (1, 0)  # ... loaded from disk in the second
     assert "compiling" not in runs[1].stderr
-    text = open(path1, encoding="utf-8").read()
+    with open(path1, encoding="utf-8") as handle:
+        text = handle.read()
     assert os.path.basename(path1) == f"generated_{hashlib.sha256(text.encode()).hexdigest()[:16]}.py"
     assert "cache=True" in text and "SCALAR['zip', 'mul']" in text and str(tmp_path) in path1
 
