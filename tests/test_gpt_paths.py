@@ -29,7 +29,7 @@ def tol_of(dtype: str) -> float:
 def test_head_split_attention_matches_torch(backend: str, dtype: str) -> None:
     """q, k, v as transposed head views of one (B, T, 3C) projection, causal attention, heads merged back: values
     and the projection's gradient; the output is stored (B, T, H, E), so merging the heads is a view."""
-    B, T, H, E = 2, 5, 3, 4
+    B, T, H, E = (1, 3, 2, 2) if backend == "cuda" else (2, 5, 3, 4)  # (the simulator runs every thread in Python)
     C = H * E
     x = RNG.standard_normal((B, T, 3 * C)).astype(dtype)
     g = RNG.standard_normal((B, T, C)).astype(dtype)
