@@ -7,50 +7,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from compile_steps import assert_same_params, batches, mlp, sgd_step, train
 
 import minitensor as mt
 from minitensor import nn, optim
 from minitensor.errors import CompileError
 
 F = nn.functional
-
-# Tiny shapes on the reference and simulated backends (Python loops), bigger ones on fast.
-SIZES = {"simple": (6, 5, 3, 4), "fast": (784, 32, 10, 16), "cuda": (6, 4, 3, 2)}
-
-
-def mlp(backend: str, dtype: str = "float32") -> nn.Module:
-    n_in, hidden, n_out, _ = SIZES[backend]
-    mt.manual_seed(0)
-    return nn.Sequential(nn.Linear(n_in, hidden, backend=backend, dtype=dtype), nn.ReLU(),
-                         nn.Linear(hidden, n_out, backend=backend, dtype=dtype))
-
-
-def batches(backend: str, count: int, dtype: str = "float32") -> list[tuple[mt.Tensor, mt.Tensor]]:
-    n_in, _, n_out, batch = SIZES[backend]
-    rng = np.random.default_rng(1)
-    return [(mt.tensor(rng.standard_normal((batch, n_in)), dtype=dtype, backend=backend),
-             mt.tensor(rng.integers(0, n_out, batch), backend=backend)) for _ in range(count)]
-
-
-def train(step: Callable[..., Any], data: list[tuple[mt.Tensor, mt.Tensor]], steps: int) -> list[float]:
-    return [step(*data[i % len(data)]).item() for i in range(steps)]
-
-
-def assert_same_params(a: nn.Module, b: nn.Module) -> None:
-    for (name, p), q in zip(a.named_parameters(), b.parameters()):
-        np.testing.assert_array_equal(p.to_numpy(), q.to_numpy(), err_msg=name)
-        np.testing.assert_array_equal(p.grad.to_numpy(), q.grad.to_numpy(), err_msg=f"{name}.grad")
-
-
-def sgd_step(model: nn.Module, opt: optim.Optimizer) -> Callable[..., Any]:
-    def step(x: mt.Tensor, y: mt.Tensor) -> mt.Tensor:
-        loss = F.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
 
 
 def test_mlp_sgd_momentum_matches_eager(backend: str) -> None:
@@ -301,135 +264,6 @@ def test_input_gradients_reach_the_callers_tensors() -> None:
         f(x)
         s = float(np.dot(values, w.tolist()))
         np.testing.assert_allclose(x.grad.to_numpy(), 2 * s * w.to_numpy(), rtol=1e-6)
-
-
-def _entries(compiled: Any) -> list[Any]:
-    return [entry for plans in compiled._plans.values() for entry in plans]
-
-
-@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_default_fuses_and_backend_eager_does_not_with_the_same_bits(optimizer: str) -> None:
-    """The default (backend="inductor") fuses element-wise runs; backend="eager" replays every call; both give
-    eager's losses, weights and gradients bit for bit over several steps."""
-    data = batches("fast", 3)
-    models = [mlp("fast") for _ in range(3)]
-    make = (lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9)) if optimizer == "sgd" else \
-        (lambda m: optim.Adam(m.parameters(), lr=0.01))
-    eager = sgd_step(models[0], make(models[0]))
-    fused = mt.compile(sgd_step(models[1], make(models[1])))
-    unfused = mt.compile(sgd_step(models[2], make(models[2])), backend="eager")
-    losses = train(eager, data, 6)
-    assert train(fused, data, 6) == losses
-    assert train(unfused, data, 6) == losses
-    assert_same_params(models[0], models[1])
-    assert_same_params(models[0], models[2])
-    assert all(len(entry.plan.calls) == len(entry.plan.ops) for entry in _entries(unfused))
-    if optimizer == "sgd":  # SGD's momentum update is element-wise calls (Adam's is one kernel per parameter)
-        assert any(len(entry.plan.calls) < len(entry.plan.ops) for entry in _entries(fused))
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_a_fused_run_gives_the_separate_kernels_bits(dtype: str) -> None:
-    """exp, *, tanh, sigmoid, -, sigmoid_back over one buffer as separate fast map/zip kernel calls, and the same
-    calls fused into one generated loop (fast_math's vectorisable functions and their float32 variants included):
-    the same bits in every buffer, in float32 and float64."""
-    import functools
-
-    from minitensor.backends import fast_codegen, get_backend
-    from minitensor.compiler.capture import Op
-    from minitensor.compiler.fuse import fuse
-    from minitensor.tensor_data import TensorData
-
-    backend, n = get_backend("fast"), 96
-    x0 = np.random.default_rng(3).standard_normal(n).astype(dtype) * 3
-    program = [("map", "exp", 0, 1), ("zip", "mul", 1, 6, 2), ("map", "tanh", 2, 3), ("map", "sigmoid", 3, 4),
-               ("zip", "sub", 4, 0, 5), ("zip", "sigmoid_back", 5, 3, 1)]
-
-    def run(fused: bool) -> list[np.ndarray]:
-        arrays = [x0.copy(), *(np.zeros(n, dtype) for _ in range(5)), np.array([0.75], dtype)]
-        datas = [TensorData(a, a.shape) for a in arrays]
-        ops, calls = [], []
-        for family, name, *where in program:
-            module = fast_codegen.kernel_module(family, name, "float64", False)
-            kernel = module.map_kernel if family == "map" else module.zip_kernel
-            strides = np.array([[1]] + [[0 if arrays[i].size == 1 else 1] for i in where[:-1]], np.int64)
-            out = where[-1]
-            args = [arrays[i] for i in where[:-1]]
-            calls.append(functools.partial(kernel, *args, arrays[out], np.array([n], np.int64), strides, 1, n))
-            ops.append(Op(backend, family, getattr(type(backend), family), (name, *[datas[i] for i in where]), {}))
-        if fused:
-            calls = fuse(ops, calls)
-            assert len(calls) == 1
-        for call in calls:
-            call()
-        return arrays
-
-    for separate, together in zip(run(False), run(True)):
-        np.testing.assert_array_equal(separate, together)
-
-
-SECOND_PROCESS = """
-import sys
-import numpy as np
-import minitensor as mt
-from minitensor.backends import fast_codegen
-f = mt.compile(lambda x: ((x * 3.0 - 1.0).relu() * x).sum())
-x = mt.tensor(np.linspace(-1.0, 1.0, 96).reshape(8, 12), backend="fast")
-value = f(x).item()
-assert f(x).item() == value
-modules = [m for name, m in sys.modules.items() if fast_codegen.GENERATED_PREFIX in name]
-assert len(modules) == 1, modules
-stats = modules[0].fused.stats
-print(modules[0].__file__, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()), value)
-"""
-
-
-def test_fused_kernels_are_compiled_once_per_machine(tmp_path: Any) -> None:
-    """The fused kernel is a module in the kernel cache directory, named by the hash of its text; a second process
-    with the same cache directory loads its machine code from disk (a cache hit, no compile notice)."""
-    import hashlib
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "MINITENSOR_CACHE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "1"}
-    runs = [subprocess.run([sys.executable, "-c", SECOND_PROCESS], capture_output=True, text=True, env=env,
-                           timeout=300) for _ in range(2)]
-    for run in runs:
-        assert run.returncode == 0, run.stderr
-    (path1, hits1, misses1, value1), (path2, hits2, misses2, value2) = (run.stdout.split() for run in runs)
-    assert path1 == path2 and value1 == value2
-    assert (int(hits1), int(misses1)) == (0, 1)  # compiled in the first process ...
-    assert (int(hits2), int(misses2)) == (1, 0)  # ... loaded from disk in the second
-    assert "compiling" not in runs[1].stderr
-    with open(path1, encoding="utf-8") as handle:
-        text = handle.read()
-    assert os.path.basename(path1) == f"generated_{hashlib.sha256(text.encode()).hexdigest()[:16]}.py"
-    assert "cache=True" in text and "SCALAR['zip', 'mul']" in text and str(tmp_path) in path1
-
-
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"mode": "fastest"}, RuntimeError, "Unrecognized mode"),
-    ({"backend": "cudagraphs"}, CompileError, "invalid backend"),
-    ({"backend": lambda gm, inputs: gm}, CompileError, "custom compiler backends"),
-    ({"dynamic": True}, CompileError, "dynamic shapes"),
-    ({"options": {"triton.cudagraphs": True}}, CompileError, "no Inductor options"),
-    ({"mode": "max-autotune", "options": {"a": 1}}, RuntimeError, "Either mode or options"),
-    ({"fullgraph": "yes"}, TypeError, "fullgraph"),
-    ({"recompile_limit": 3}, CompileError, "recompile_limit"),
-])
-def test_unsupported_compile_arguments_are_refused(kwargs: dict[str, Any], error: type, match: str) -> None:
-    with pytest.raises(error, match=match):
-        mt.compile(lambda x: x, **kwargs)
-
-
-def test_torch_compile_arguments_are_accepted() -> None:
-    x = mt.tensor([1.0, -2.0, 3.0], backend="fast")
-    for kwargs in ({"fullgraph": True, "dynamic": False, "backend": "aot_eager", "options": {}, "name": "step"},
-                   {"mode": "reduce-overhead", "backend": "inductor"}, {"mode": "max-autotune-no-cudagraphs"}):
-        fn = mt.compile(**kwargs)(lambda t: (t * 2.0).relu())
-        np.testing.assert_array_equal(fn(x).to_numpy(), [2.0, 0.0, 6.0])
-        assert fn.fuse == (kwargs.get("backend", "inductor") == "inductor")
 
 
 def test_compiled_method() -> None:
