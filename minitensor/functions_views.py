@@ -140,7 +140,11 @@ class Gather(TensorFunction):
     def forward(ctx: Context, a: Tensor, dim: int, index: Tensor) -> Tensor:
         ctx.save_for_backward(a.shape, dim, index)
         out = a.backend.empty(index.shape, a.dtype)
-        a.backend.gather(a._data, dim, index._data, out)
+        rows = _row_index(a._data, dim, index._data)
+        if rows is not None and hasattr(a.backend, "take_rows"):  # whole rows (an embedding): one copy per row
+            a.backend.take_rows(a._data, rows, out)
+        else:
+            a.backend.gather(a._data, dim, index._data, out)
         return a._view_of(out)
 
     @staticmethod
@@ -156,10 +160,24 @@ class ScatterAddInto(TensorFunction):
     def forward(ctx: Context, d: Tensor, shape: tuple[int, ...], dim: int, index: Tensor) -> Tensor:
         ctx.save_for_backward(dim, index)
         grad = d._zeros(shape)
-        d.backend.scatter_add(d._data, dim, index._data, grad._data)
+        rows = _row_index(grad._data, dim, index._data)
+        if rows is not None and d.dtype == grad.dtype and d._data.is_contiguous() and hasattr(d.backend, "add_rows"):
+            d.backend.add_rows(d._data, rows, grad._data)
+        else:
+            d.backend.scatter_add(d._data, dim, index._data, grad._data)
         return grad
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None, None, None]:
         dim, index = ctx.saved_values
         return Gather.apply(g, dim, index), None, None, None
+
+
+def _row_index(table: Any, dim: int, index: Any) -> Any:
+    """The 1-D row indices when ``gather(table, dim, index)`` (or the matching scatter_add) moves whole rows of a
+    contiguous 2-D ``table`` (dim 0, ``index`` constant along dim 1: an expanded column of int64), else None."""
+    if table.dims != 2 or dim not in (0, -2) or index.dims != 2 or index.shape[1] != table.shape[1] or not index.size:
+        return None
+    if index.shape[1] > 1 and index.strides[1] != 0 or not table.is_contiguous() or index.dtype.str[1:] != "i8":
+        return None
+    return index.slice((slice(None), 0))

@@ -206,3 +206,36 @@ def test_fused_adamw_gives_the_composed_bits(dtype: str, kwargs: dict[str, Any],
         tp.grad = torch.tensor(g)
         topt.step()
     close(results[0][0], tp, tol_of(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_embedding_rows_match_torch(backend: str, dtype: str) -> None:
+    """Embedding lookups copy whole rows (fast: one row copy per index) and the gradient adds rows back in index
+    order, repeated indices included; values and weight gradients as torch's, and index_select of rows too."""
+    weight = RNG.standard_normal((7, 5)).astype(dtype)
+    idx = np.array([[3, 0, 3], [6, 3, 1]])
+    mw, tw = mt.tensor(weight, backend=backend, requires_grad=True), torch.tensor(weight, requires_grad=True)
+    got = F.embedding(mt.tensor(idx, backend=backend), mw)
+    want = torch.nn.functional.embedding(torch.tensor(idx), tw)
+    close(got, want, 0.0)
+    g = RNG.standard_normal(want.shape).astype(dtype)
+    got.backward(mt.tensor(g, backend=backend))
+    want.backward(torch.tensor(g))
+    close(mw.grad, tw.grad, tol_of(dtype))
+    rows = mt.tensor(np.array([2, 2, 5]), backend=backend)
+    close(mw.index_select(0, rows), tw.index_select(0, torch.tensor([2, 2, 5])), 0.0)
+
+
+def test_embedding_second_order_matches_torch(backend: str) -> None:
+    """The row gather's gradient (row adds) is differentiable again: d/dw of sum(grad_w^2) through embedding."""
+    weight = RNG.standard_normal((6, 3))
+    idx = np.array([4, 1, 4, 0])
+    scale = RNG.standard_normal((4, 3))
+    mw, tw = mt.tensor(weight, backend=backend, requires_grad=True), torch.tensor(weight, requires_grad=True)
+    results = []
+    for lib, w, tensor in ((F, mw, lambda a: mt.tensor(a, backend=backend)), (torch.nn.functional, tw, torch.tensor)):
+        out = (lib.embedding(tensor(idx), w) * tensor(scale)).tanh().sum()
+        (gw,) = (mt.autograd if lib is F else torch.autograd).grad(out, w, create_graph=True)
+        (gw * gw).sum().backward()
+        results.append(w.grad)
+    close(results[0], results[1], 1e-12)

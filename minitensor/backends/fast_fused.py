@@ -52,6 +52,16 @@ def _dense(first: TensorData, *others: TensorData) -> bool:
     return first.size > 0 and all(x.shape == first.shape and x.is_contiguous() for x in (first, *others))
 
 
+def _rows_args(table: TensorData, index: TensorData, rows: TensorData) -> None:
+    """Check the operands of take_rows/add_rows: 2-D contiguous ``table`` and ``rows`` of one dtype and width, 1-D
+    int64 ``index`` with one entry per row of ``rows``."""
+    if (table.dims != 2 or rows.dims != 2 or table.shape[1] != rows.shape[1] or table.dtype != rows.dtype
+            or not table.is_contiguous() or not rows.is_contiguous() or index.dims != 1
+            or index.shape[0] != rows.shape[0] or index.dtype != np.dtype(np.int64)):
+        raise ValueError(f"row copy needs 2-D contiguous data of one dtype and width and a 1-D int64 index, got "
+                         f"{table}, {index}, {rows}")
+
+
 class FusedKernels(Backend):
     """The fused ops of :class:`~minitensor.backends.base.Backend` (same contracts) for host storage. softmax and
     log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize); the backward one
@@ -151,6 +161,25 @@ class FusedKernels(Backend):
             for target, values in ((grad_weight, sums[0]), (grad_bias, sums[1])):
                 if target is not None:
                     strided_view(target, writeable=True)[...] = values
+
+    def take_rows(self, a: TensorData, index: TensorData, out: TensorData) -> None:
+        """out[i, :] = a[index[i], :] for contiguous 2-D ``a`` and ``out`` of one dtype and 1-D int64 ``index`` with every
+        entry in range (callers check): ``gather(a, 0, index expanded along dim 1)`` as one row copy each."""
+        _rows_args(a, index, out)
+        if out.size == 0:
+            return
+        rows = out.shape[0]
+        launch(out.size, "take_rows_kernel", a.storage, index.storage, _step(index, 0), out.storage, out.shape[1],
+               *_chunks(rows))
+
+    def add_rows(self, src: TensorData, index: TensorData, out: TensorData) -> None:
+        """out[index[i], :] += src[i, :] in order of i (contiguous 2-D data of one dtype, 1-D int64 ``index`` in range):
+        ``scatter_add(src, 0, index expanded along dim 1, out)``, each addition rounded to the dtype as there."""
+        _rows_args(out, index, src)
+        if src.size == 0:
+            return
+        fast_launch.find_kernel("add_rows_kernel", "fused", "", DEFAULT_COMPUTE, False)(
+            src.storage, index.storage, _step(index, 0), out.storage, out.shape[1])
 
     def adam_update(self, p: TensorData, grad: TensorData, exp_avg: TensorData, exp_avg_sq: TensorData,
                     decay: TensorData, weight: TensorData, rest: TensorData, beta2: TensorData, gain2: TensorData,

@@ -278,3 +278,28 @@ def adam_kernel(p, g, m, v, decay, weight, rest, beta2, gain2, correction2, eps,
         hi = min(lo + per_chunk, p.size)
         adam_run(p, g, m, v, decay[0], weight[0], rest[0], beta2[0], gain2[0], correction2[0], eps[0], neg_step[0], lo,
                  hi, decoupled, small)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+def take_rows_kernel(a, index, step, out, width, n_chunks, per_chunk):
+    """out row i = a row index[i * step] for contiguous (rows, ``width``) ``a`` and ``out`` (an embedding lookup)."""
+    rows = out.size // width
+    for c in prange(n_chunks):
+        lo = c * per_chunk
+        hi = min(lo + per_chunk, rows)
+        for i in range(lo, hi):
+            src = index[i * step] * width
+            dst = i * width
+            for k in range(width):
+                out[dst + k] = a[src + k]
+
+
+@njit(cache=True, error_model="numpy")
+def add_rows_kernel(src, index, step, out, width):
+    """out row index[i * step] += src row i, rows in order (so repeated indices add up in a fixed order), for
+    contiguous (rows, ``width``) data of one dtype (an embedding's gradient)."""
+    for i in range(src.size // width):
+        dst = index[i * step] * width
+        at = i * width
+        for k in range(width):
+            out[dst + k] += src[at + k]
