@@ -67,7 +67,11 @@ class FusedKernels(Backend):
     log_softmax: one Numba pass per row (scale, causal mask, row max, vectorised exp, sum, normalize); the backward one
     Numba row pass (log_softmax's with the vectorised exp); inputs under SMALL_SOFTMAX elements, and rows not of unit
     stride, take kernels with ``math.exp`` per element that compile faster and take any stride. layer_norm: one Numba
-    row kernel each way. Exact GELU (float32, float64): one Numba pass. Other dtypes: the defaults."""
+    row kernel each way. Exact GELU (float32, float64): one Numba pass. Other dtypes: the defaults.
+
+    Beyond the Backend contract, ops callers use when present (``hasattr``): ``adam_update`` (Adam's element-wise
+    update in one pass, :mod:`minitensor.optim.adam`), ``take_rows`` / ``add_rows`` (whole-row gathers and their
+    gradient, :mod:`minitensor.functions_views`)."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
