@@ -3,6 +3,7 @@ layouts they come out in), attention over a head split of one projection, and so
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -121,10 +122,13 @@ def test_softmax_backward_unit_rows_match_torch(dtype: str, scale: float) -> Non
     close(mx.grad, tx.grad, tol_of(dtype))
 
 
+@pytest.mark.parametrize("copy_w", [False, True], ids=["w-view", "w-copy"])
 @pytest.mark.parametrize("bias", [True, False])
-def test_batched_linear_matches_torch(backend: str, bias: bool) -> None:
+def test_batched_linear_matches_torch(backend: str, bias: bool, copy_w: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """A (B, T, in) input runs as one Addmm on its (B T, in) view (in-place bias add, one-pass bias gradient):
-    values and the input, weight and bias gradients, as torch's linear."""
+    values and the input, weight and bias gradients, as torch's linear; on BLAS backends both with W's transposed
+    view and with the contiguous copy of W^T that many rows get (WT_COPY_MIN_ROWS lowered to reach it here)."""
+    monkeypatch.setattr(importlib.import_module("minitensor.nn.linear"), "WT_COPY_MIN_ROWS", 1 if copy_w else 1 << 30)
     x, w, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((5, 4)), RNG.standard_normal(5)
     mine = [mt.tensor(a, backend=backend, requires_grad=True) for a in ((x, w, b) if bias else (x, w))]
     theirs = [torch.tensor(a, requires_grad=True) for a in ((x, w, b) if bias else (x, w))]
