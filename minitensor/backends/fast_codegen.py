@@ -319,24 +319,31 @@ def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, par
         text = generate_source(family, op, compute, parallel)  # validates before key is hashed or a path is made
         if key in _modules:
             return _modules[key]
-        stem = module_stem(family, op, compute, parallel)
-        path = kernel_directory() / f"{stem}.py"
-        ensure_file(path, text)
-        _notice_first_compile(path)
-        name = f"_minitensor_kernels_{path.parent.name}_{stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            # Run the checked text itself: neither the file nor a bytecode cache is read again.
-            exec(compile(text, str(path), "exec"), module.__dict__)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        _serialize_compiles(module, path.with_suffix(".lock"))
+        module = _write_and_import(module_stem(family, op, compute, parallel), text, {})
         _modules[key] = module
         return module
+
+
+def _write_and_import(stem: str, text: str, scope: Mapping[str, Any]) -> ModuleType:
+    """``text`` written (atomically, if the file differs) as ``<kernel directory>/<stem>.py`` and imported with the
+    names of ``scope`` bound first; compiles of its kernels are serialised across processes. The checked text itself
+    is executed: neither the file nor a bytecode cache is read back. Called under ``_lock``."""
+    path = kernel_directory() / f"{stem}.py"
+    ensure_file(path, text)
+    _notice_first_compile(path)
+    name = f"_minitensor_kernels_{path.parent.name}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(scope)
+    sys.modules[name] = module
+    try:
+        exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - the checked text, ours
+    except BaseException:
+        del sys.modules[name]
+        raise
+    _serialize_compiles(module, path.with_suffix(".lock"))
+    return module
 
 
 GENERATED_PREFIX = "generated_"
@@ -362,21 +369,6 @@ def generated_module(text: str, scope: Mapping[str, Any]) -> ModuleType:
     with _lock:
         if text in _generated:
             return _generated[text]
-        stem = GENERATED_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16]
-        path = kernel_directory() / f"{stem}.py"
-        ensure_file(path, text)
-        _notice_first_compile(path)
-        name = f"_minitensor_kernels_{path.parent.name}_{stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None
-        module = importlib.util.module_from_spec(spec)
-        module.__dict__.update(scope)
-        sys.modules[name] = module
-        try:
-            exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - the checked text, ours
-        except BaseException:
-            del sys.modules[name]
-            raise
-        _serialize_compiles(module, path.with_suffix(".lock"))
+        module = _write_and_import(GENERATED_PREFIX + hashlib.sha256(text.encode()).hexdigest()[:16], text, scope)
         _generated[text] = module
         return module
