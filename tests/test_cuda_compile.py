@@ -175,21 +175,27 @@ ASSEMBLE = """
 """
 
 
-def test_kernels_assemble_for_sm90_in_registers() -> None:
-    """The hot kernels compiled to PTX and assembled by ptxas for sm_90 (when the CUDA toolkit's ptxas and libdevice
-    are installed): the register-blocked matmul's 8x8 accumulators (float32 and float64) and the shuffle reduction
-    stay in registers (no local-memory stack frame, no spills) and fit the 255-register limit."""
-    ptxas = shutil.which("ptxas")
+def run_with_toolkit(script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run in a fresh Python without the simulator, given libdevice's path as its argument (it compiles
+    for sm_90 through NVVM and calls ptxas); the test is skipped where the CUDA toolkit or NVVM is missing."""
     roots = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
     libdevice = next((p for r in roots if r and (p := Path(r) / "nvvm" / "libdevice" / "libdevice.10.bc").exists()), None)
-    if ptxas is None or libdevice is None:
+    if shutil.which("ptxas") is None or libdevice is None:
         pytest.skip("needs the CUDA toolkit's ptxas and libdevice")
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(ASSEMBLE), str(libdevice)], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script), str(libdevice)], capture_output=True, text=True,
                             env={**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"},
                                  "PYTHONPATH": str(ROOT)}, timeout=240)
     if result.returncode != 0 and ("DynamicLibNotFoundError" in result.stderr or "NvvmSupportError" in result.stderr):
         pytest.skip(f"no NVVM here: {result.stderr[-300:]}")
     assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_kernels_assemble_for_sm90_in_registers() -> None:
+    """The hot kernels compiled to PTX and assembled by ptxas for sm_90 (when the CUDA toolkit's ptxas and libdevice
+    are installed): the register-blocked matmul's 8x8 accumulators (float32 and float64) and the shuffle reduction
+    stay in registers (no local-memory stack frame, no spills) and fit the 255-register limit."""
+    result = run_with_toolkit(ASSEMBLE)
     lines = [line for line in result.stdout.splitlines() if line.startswith("PTXAS")]
     assert len(lines) == 3, result.stdout
     for line in lines:
@@ -273,17 +279,7 @@ def test_fused_kernels_assemble_for_sm90_without_contraction_across_calls() -> N
     """Generated fused cuda kernels compile to PTX for sm_90 and assemble (every compute type, one-element operands,
     in place); a float32 multiply whose result the next call adds is stored and reloaded behind a fence (no fma, which
     would round once where the separate kernels round twice)."""
-    ptxas = shutil.which("ptxas")
-    roots = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]
-    libdevice = next((p for r in roots if r and (p := Path(r) / "nvvm" / "libdevice" / "libdevice.10.bc").exists()), None)
-    if ptxas is None or libdevice is None:
-        pytest.skip("needs the CUDA toolkit's ptxas and libdevice")
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(FUSED_PTX), str(libdevice)], capture_output=True, text=True,
-                            env={**{k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"},
-                                 "PYTHONPATH": str(ROOT)}, timeout=240)
-    if result.returncode != 0 and ("DynamicLibNotFoundError" in result.stderr or "NvvmSupportError" in result.stderr):
-        pytest.skip(f"no NVVM here: {result.stderr[-300:]}")
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = run_with_toolkit(FUSED_PTX)
     _, fences, fmas, reloaded = next(line for line in result.stdout.splitlines() if line.startswith("MULADD")).split()
     assert int(fences) >= 1 and int(fmas) == 0 and reloaded == "True", result.stdout
     assert "MIXED ok" in result.stdout
