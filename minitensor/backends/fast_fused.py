@@ -119,8 +119,8 @@ class FusedKernels(Backend):
                     per_chunk, float(scale), log)
             launch(out.size, "softmax_backward_kernel", *args)
             return
-        launch(out.size, "log_softmax_grad_kernel" if log else "softmax_grad_kernel", grad.storage, out.storage,
-               grad_input.storage, rows, strides, out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale))
+        launch(out.size, "softmax_grad_kernel", grad.storage, out.storage, grad_input.storage, rows, strides,
+               out.shape[dim], n_chunks, per_chunk, out.storage.dtype.type(scale), log)
 
     def layer_norm(self, a: TensorData, weight: TensorData | None, bias: TensorData | None, eps: float,
                    out: TensorData, mean: TensorData, rstd: TensorData) -> None:

@@ -215,9 +215,10 @@ def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def log_softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_chunk, scale):
-    """``softmax_backward_kernel``'s contract with ``log`` for unit-stride rows (``strides`` rows: out, grad, y;
-    ``scale`` of the data's dtype), rows addressed by offsets (:func:`log_softmax_grad_row`)."""
+def softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_chunk, scale, log):
+    """``softmax_backward_kernel``'s contract for unit-stride rows (``strides`` rows: out, grad, y; ``scale`` of the
+    data's dtype), rows addressed by offsets (:func:`log_softmax_grad_row` with ``log``, else
+    :func:`softmax_grad_row`): no per-row slices."""
     nd = shape.size
     total = 1
     for d in range(nd):
@@ -230,30 +231,12 @@ def log_softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_
         pos = np.empty(3, np.int64)
         start_positions(r0, shape, strides, index, pos)
         for _ in range(r0, r1):
-            log_softmax_grad_row(grad, np.uint64(pos[1]), y, np.uint64(pos[2]), out, np.uint64(pos[0]), n, scale)
+            gb, yb, ob = np.uint64(pos[1]), np.uint64(pos[2]), np.uint64(pos[0])
+            if log:
+                log_softmax_grad_row(grad, gb, y, yb, out, ob, n, scale)
+            else:
+                softmax_grad_row(grad, gb, y, yb, out, ob, n, scale)
             advance(index, shape, strides, pos, nd - 1)
-
-
-
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
-def softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_chunk, scale):
-    """``softmax_backward_kernel``'s contract without ``log`` for unit-stride rows (``strides`` rows: out, grad, y;
-    ``scale`` of the data's dtype), rows addressed by offsets (:func:`softmax_grad_row`): no per-row slices."""
-    nd = shape.size
-    total = 1
-    for d in range(nd):
-        total *= shape[d]
-    n = np.uint64(length)
-    for c in prange(n_chunks):
-        r0 = c * per_chunk
-        r1 = min(r0 + per_chunk, total)
-        index = np.empty(nd, np.int64)
-        pos = np.empty(3, np.int64)
-        start_positions(r0, shape, strides, index, pos)
-        for _ in range(r0, r1):
-            softmax_grad_row(grad, np.uint64(pos[1]), y, np.uint64(pos[2]), out, np.uint64(pos[0]), n, scale)
-            advance(index, shape, strides, pos, nd - 1)
-
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
