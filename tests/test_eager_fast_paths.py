@@ -149,16 +149,28 @@ def test_linear_matches_torch(backend: str, bias: bool) -> None:
 
 
 def test_linear_falls_back_and_checks_versions() -> None:
-    """Batched input and mixed dtypes take matmul + add (PyTorch's values); an in-place change of the input after
-    the op makes backward refuse, as through the composed ops."""
+    """A contiguous batched input runs as one Addmm on its (rows, in) view (then a view back, as PyTorch's linear); a
+    batched input whose leading dims do not merge, and mixed dtypes, take matmul + add: PyTorch's values and input
+    gradients either way. An in-place change of the input after the op makes backward refuse, as through the
+    composed ops."""
     rng = np.random.default_rng(5)
     x3 = rng.standard_normal((2, 5, 3)).astype(np.float32)
     w = rng.standard_normal((2, 3)).astype(np.float32)
-    ours, theirs = _pair(x3, "fast")
     weight = mt.tensor(w, requires_grad=True)
-    got = F.linear(ours, weight)
-    assert got.grad_fn.name() != "AddmmBackward0"
-    np.testing.assert_allclose(got.to_numpy(), TF.linear(theirs, torch.tensor(w)).detach().numpy(), rtol=1e-6)
+    cases = [(lambda t: t, "AddmmBackward0"), (lambda t: t.transpose(0, 1), None)]  # merges / does not merge
+    for layout, via in cases:
+        ours, theirs = _pair(x3, "fast")
+        got, want = F.linear(layout(ours), weight), TF.linear(layout(theirs), torch.tensor(w))
+        assert got.grad_fn.name() != "AddmmBackward0"  # a view of the product, or the composed ops' add
+        names = {node.name() for node, _ in got.grad_fn.next_functions if node is not None}
+        assert ("AddmmBackward0" in names) == (via is not None), names
+        np.testing.assert_allclose(got.to_numpy(), want.detach().numpy(), rtol=1e-6)
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_allclose(ours.grad.to_numpy(), theirs.grad.numpy(), rtol=1e-6)
+    mixed = F.linear(mt.tensor(x3[0], dtype=mt.float64), weight)  # float64 input, float32 weight
+    assert mixed.dtype == mt.float64 and mixed.grad_fn.name() != "AddmmBackward0"
+    np.testing.assert_allclose(mixed.to_numpy(), x3[0].astype(np.float64) @ w.T.astype(np.float64), rtol=1e-6)
     x = mt.tensor(rng.standard_normal((4, 3)).astype(np.float32), requires_grad=True)
     h = x * 1.0
     out = F.linear(h, weight)
