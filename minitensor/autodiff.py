@@ -201,6 +201,14 @@ class Function:
 
     higher_order = False
 
+    backward_into: Callable[..., Any] | None = None
+    """Optional ``backward_into(ctx, grad, into) -> buffer | None``, for a Function whose only differentiable input
+    is the first: add that input's gradient into ``into`` (a buffer of the input's shape, dtype and backend that
+    autodiff owns: nothing else refers to it) and return it; with ``into=None`` return a new buffer holding that
+    gradient (autodiff then owns it); return None to decline (autodiff then calls ``backward``). Used only without
+    ``create_graph``. The sums are backward's, term by term in the same order, except that a -0.0 already in ``into``
+    outside the written region stays -0.0 (backward's zeros added to it gave +0.0)."""
+
     @staticmethod
     def forward(ctx: Context, *inputs: Any) -> Any:
         raise NotImplementedError
@@ -362,6 +370,12 @@ def run_backward(
     wanted = None if targets is None else {_key(var, var.history): var.unique_id for var in targets}
     found: dict[int, Any] = {}
     pop = pending.pop
+    # Pending keys whose gradient buffer autodiff allocated itself (its own accumulation sum, or a backward_into
+    # buffer) and that sit in no other slot: later contributions are added into it in place. A popped gradient goes
+    # to hooks, .grad or a backward that may hand the same object to several parents, so popping drops ownership.
+    owned: set[int] = set()
+    drop = owned.discard
+    in_place = not create_graph
     with enable_grad() if create_graph else no_grad():
         for var, history in order:
             if history is None:  # a leaf: hooks, then into .grad (or the result)
@@ -369,6 +383,7 @@ def run_backward(
                 g = pop(key, None)
                 if g is None:
                     continue
+                drop(key)
                 if var.history is None and getattr(var, "_grad_hooks", None):
                     g = _run_hooks(var, g)
                 if wanted is None:
@@ -380,6 +395,7 @@ def run_backward(
             g = pop(key, None)
             if g is None:
                 continue
+            drop(key)
             if history is var.history:
                 if getattr(var, "_grad_hooks", None):
                     g = _run_hooks(var, g)
@@ -396,13 +412,56 @@ def run_backward(
                 )
             inputs, input_histories = history.inputs, history.input_histories
             single = len(inputs) == 1 and len(input_histories) == 1
+            if in_place and fn.backward_into is not None and ctx.needs_input_grad[0]:
+                parent = inputs[0]
+                parent_history = input_histories[0] if input_histories else history.input_history(0)
+                pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
+                buf = pending.get(pkey)
+                if (buf is None or pkey in owned) and _fits(buf, g, parent):
+                    result = fn.backward_into(ctx, g, buf)
+                    if result is not None:
+                        pending[pkey] = result
+                        owned.add(pkey)
+                        if not retain_graph:
+                            history.free()
+                        continue
             for parent, parent_grad in fn.chain_rule(ctx, inputs, g):
                 parent_history = input_histories[0] if single else _input_history(history, parent)
                 pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
-                pending[pkey] = parent_grad if pkey not in pending else pending[pkey] + parent_grad
+                if pkey not in pending:
+                    pending[pkey] = parent_grad
+                elif pkey in owned and _add_into(pending[pkey], parent_grad):
+                    pass
+                else:
+                    pending[pkey] = pending[pkey] + parent_grad
+                    if in_place and hasattr(pending[pkey], "_data"):
+                        owned.add(pkey)
             if not retain_graph:
                 history.free()
     return found
+
+
+def _fits(buf: Any, grad: Any, parent: Any) -> bool:
+    """Whether a gradient for ``parent`` can go into ``buf`` (None: a new buffer) in place: ``grad`` (the node's
+    incoming gradient) has ``parent``'s dtype, and ``buf``, if any, has ``parent``'s shape and dtype and ``grad``'s
+    backend."""
+    data, pdata = getattr(grad, "_data", None), getattr(parent, "_data", None)
+    if data is None or pdata is None or data.dtype != pdata.dtype:
+        return False
+    if buf is None:
+        return True
+    bdata = buf._data
+    return bdata.shape == pdata.shape and bdata.dtype == pdata.dtype and buf.backend is grad.backend  # type: ignore[no-any-return]
+
+
+def _add_into(buf: Any, grad: Any) -> bool:
+    """``buf += grad`` in place (one kernel call, the same bits as ``buf + grad``) when both are tensors of the same
+    shape, dtype and backend; False (nothing done) otherwise."""
+    bdata, data = buf._data, getattr(grad, "_data", None)
+    if data is None or data.shape != bdata.shape or data.dtype != bdata.dtype or grad.backend is not buf.backend:
+        return False
+    buf.backend.zip("add", bdata, data, bdata)
+    return True
 
 
 def _input_history(history: History, parent: Any) -> History | None:

@@ -55,6 +55,12 @@ class Slice(TensorFunction):
         shape, key = ctx.saved_values
         return PutView.apply(d, shape, _SliceOf(key))
 
+    @staticmethod
+    def backward_into(ctx: Context, d: Tensor, into: Tensor | None) -> Tensor:
+        """``into[key] += d`` in place (autodiff owns ``into``); without ``into``, backward's new buffer."""
+        shape, key = ctx.saved_values
+        return _put_into(d, shape, _SliceOf(key), into)
+
 
 class _SliceOf:
     """The view ``data.slice(key)`` of any TensorData (a picklable, comparable view function)."""
@@ -80,6 +86,24 @@ class TakeView(TensorFunction):
         shape, view = ctx.saved_values
         return PutView.apply(d, shape, view), None
 
+    @staticmethod
+    def backward_into(ctx: Context, d: Tensor, into: Tensor | None) -> Tensor:
+        """``view(into) += d`` in place (autodiff owns ``into``); without ``into``, backward's new buffer."""
+        shape, view = ctx.saved_values
+        return _put_into(d, shape, view, into)
+
+
+def _put_into(d: Tensor, shape: tuple[int, ...], view: Any, into: Tensor | None) -> Tensor:
+    """Add ``d`` into ``view(into)`` in place and return ``into``; with ``into=None``, zeros of ``shape`` with ``d``
+    written through ``view`` (PutView's forward: a copy, so the bits are backward's, signed zeros included)."""
+    if into is None:
+        grad = d._zeros(shape)
+        d.backend.map("id", d._data, view(grad._data))
+        return grad
+    region = view(into._data)
+    d.backend.zip("add", region, d._data, region)
+    return into
+
 
 class PutView(TensorFunction):
     """Zeros of ``shape`` with ``d`` written through ``view``; the gradient is that view of the incoming one."""
@@ -87,9 +111,7 @@ class PutView(TensorFunction):
     @staticmethod
     def forward(ctx: Context, d: Tensor, shape: tuple[int, ...], view: Any) -> Tensor:
         ctx.save_for_backward(view)
-        grad = d._zeros(shape)
-        d.backend.map("id", d._data, view(grad._data))
-        return grad
+        return _put_into(d, shape, view, None)
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None, None]:
