@@ -146,3 +146,41 @@ def test_create_graph_second_derivative(backend: str, name: str) -> None:
     for m, t in zip(*results):
         close(m, t)
 
+
+
+def test_in_place_paths_taken_and_bits_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """float32 on fast: the in-place adds and backward_into run, and the gradients have the bits of the out-of-place
+    sums (the same pass with both switched off)."""
+    import minitensor.autodiff as ad
+    from minitensor import functions_views as fv
+
+    x0 = RNG.standard_normal((5, 8)).astype(np.float32)
+    calls = {"add": 0, "into": 0}
+    add_into, slice_into = ad._add_into, fv.Slice.backward_into
+    assert slice_into is not None
+
+    def counted_add(buf: Any, g: Any) -> bool:
+        done = add_into(buf, g)
+        calls["add"] += done
+        return done
+
+    def counted_into(ctx: Any, d: Any, into: Any) -> Any:
+        calls["into"] += into is not None
+        return slice_into(ctx, d, into)
+
+    def grads() -> np.ndarray:
+        x = mt.tensor(x0, backend="fast", requires_grad=True)
+        h = x * 1.5
+        y = (h.sin() + h.cos() + h.tanh()).sum()  # three contributions to h: one in-place add
+        q, k, v = x.split([3, 3, 2], dim=1)
+        (y + (q * k).sum() + v.exp().sum() + x[1:4, 2:7].sum()).backward()
+        assert x.grad is not None
+        return x.grad.to_numpy().view(np.uint32)
+
+    monkeypatch.setattr(ad, "_add_into", counted_add)
+    monkeypatch.setattr(fv.Slice, "backward_into", staticmethod(counted_into))
+    fast = grads()
+    assert calls["add"] >= 1 and calls["into"] >= 3
+    monkeypatch.setattr(ad, "_add_into", lambda buf, g: False)
+    monkeypatch.setattr(fv.Slice, "backward_into", None)
+    np.testing.assert_array_equal(fast, grads())
