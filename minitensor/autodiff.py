@@ -1,10 +1,9 @@
-"""Reverse-mode autodiff shared by Scalar and Tensor.
+"""Reverse-mode autodiff shared by Scalar and Tensor: grad mode and the graph.
 
 A value produced by a :class:`Function` remembers its history: the Function class, a :class:`Context`
-with whatever forward saved, and its inputs. :func:`backpropagate` walks that graph once in reverse
-topological order (iteratively: no recursion, linear time) and accumulates gradients into leaves.
-Unless told to retain it, a backward pass frees each node's saved values and inputs as it goes.
-Grad mode (whether ops record history) is per thread, as in PyTorch.
+with whatever forward saved, and its inputs. :mod:`minitensor.backward` walks that graph once in reverse
+topological order and accumulates gradients into leaves. Grad mode (whether ops record history) is per thread,
+as in PyTorch.
 """
 
 from __future__ import annotations
@@ -12,21 +11,14 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .autodiff_nodes import AccumulateGrad, Node, RemovableHandle, add_hook, new_hook_dict, node_of  # noqa: F401 - re-exported
-from .errors import GradientError, HigherOrderGradError
 
 _ids = itertools.count()
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-FREED_GRAPH_MESSAGE = (
-    "trying to backward through the graph a second time, but the graph was freed by a previous backward(); "
-    "pass retain_graph=True to the first call"
-)
-
 
 def next_id() -> int:
     """A process-unique id for a new variable."""
@@ -252,222 +244,3 @@ class Function:
         if not isinstance(grads, tuple):
             grads = (grads,)
         return [(v, g) for v, g, need in zip(inputs, grads, ctx.needs_input_grad) if need and g is not None]
-
-
-def _key(var: Any, history: History | None) -> int:
-    """Graph-node key: the History for a result (so a value rebased by an in-place op keeps its old node), the
-    variable for a leaf."""
-    return id(history) if history is not None else -1 - var.unique_id
-
-
-_PLAIN = frozenset({int, float, bool, str, tuple, type(None)})
-"""Types of Function arguments that are never variables (dims, flags, shapes)."""
-
-
-def _requires_grad(value: Any) -> bool:
-    """A Tensor's flag (its attribute, not the property), else ``requires_grad`` if the value has one."""
-    flag = getattr(value, "_requires_grad", None)
-    return bool(getattr(value, "requires_grad", False)) if flag is None else flag
-
-
-def topological_sort(*roots: Variable) -> list[tuple[Variable, History | None]]:
-    """Non-leaf-first order of the graph behind ``roots`` (every node before its inputs), without recursion.
-
-    A node is (variable, the History it had when it was used): an in-place op that later rebased the variable does
-    not change the graph of results computed before it. Leaves are the variables without History that require grad.
-    """
-    order: list[tuple[Variable, History | None]] = []
-    visited: set[int] = set()
-    seen, emit = visited.add, order.append
-    stack: list[tuple[Variable, History | None, bool]] = [(root, root.history, False) for root in roots]
-    pop, push = stack.pop, stack.append
-    while stack:
-        var, history, expanded = pop()
-        if expanded:
-            emit((var, history))
-            continue
-        if history is None:  # a leaf has no inputs: it is finished as soon as it is reached
-            key = -1 - var.unique_id  # _key, inlined (it runs per edge)
-            if key not in visited:
-                seen(key)
-                emit((var, None))
-            continue
-        key = id(history)
-        if key in visited:
-            continue
-        seen(key)
-        push((var, history, True))
-        inputs, input_histories = history.inputs, history.input_histories
-        if len(input_histories) != len(inputs):
-            input_histories = tuple([history.input_history(i) for i in range(len(inputs))])
-        for parent, parent_history in zip(inputs, input_histories):
-            if parent_history is not None:
-                if id(parent_history) not in visited:
-                    push((parent, parent_history, False))
-            elif type(parent) not in _PLAIN and _requires_grad(parent) and -1 - parent.unique_id not in visited:
-                push((parent, None, False))
-    order.reverse()
-    return order
-
-
-def backpropagate(root: Variable, grad: Any, retain_graph: bool = True) -> None:
-    """Push ``grad`` (d out / d root) back through the graph; leaves accumulate into ``.grad``."""
-    run_backward([root], [grad], retain_graph)
-
-
-def _check_graph(order: list[tuple[Variable, History | None]]) -> None:
-    """GradientError if the graph was freed or a value a node saved was changed in place since."""
-    for _, history in order:
-        if history is None:
-            continue
-        ctx = history.ctx
-        if ctx is None:
-            raise GradientError(FREED_GRAPH_MESSAGE)
-        if not ctx.saved_versions:  # saved nothing (or nothing yet): nothing can have changed
-            continue
-        changed = history.modified_input()
-        if changed is not None:
-            assert history.last_fn is not None
-            raise GradientError(
-                f"a tensor of shape {getattr(changed, 'shape', ())} that {history.last_fn.__name__} needs for its "
-                f"gradient was modified by an in-place operation after it was used (its version is "
-                f"{getattr(changed, '_version', 0)}; clone() it before changing it)"
-            )
-
-
-def _run_hooks(var: Any, g: Any) -> Any:
-    """``var``'s tensor hooks in registration order; a hook's non-None return replaces the gradient."""
-    for hook in list(var._grad_hooks.values()):
-        result = hook(g)
-        if result is not None:
-            g = result
-    return g
-
-
-def run_backward(
-    roots: Iterable[Variable],
-    grads: Iterable[Any],
-    retain_graph: bool,
-    targets: Iterable[Variable] | None = None,
-    create_graph: bool = False,
-) -> dict[int, Any]:
-    """Backpropagate ``grads`` (d out / d root, one per root) through the graph behind ``roots``.
-
-    Without ``targets``, leaves accumulate into ``.grad`` and an empty dict comes back; with them, no ``.grad``
-    changes and the result maps each target's ``unique_id`` to its total gradient (targets that get none are
-    absent). Unless ``retain_graph``, every node passed frees its saved values and inputs. With ``create_graph``
-    the backward pass runs with grad mode on, so the gradients have history (second derivatives); every Function
-    on the way must then have a differentiable backward (``Function.higher_order``), else HigherOrderGradError.
-    Tensor hooks (``register_hook``) run on each variable's total gradient; ``retain_grad()`` non-leaves keep it.
-    """
-    roots = list(roots)
-    pending: dict[int, Any] = {}
-    for root, g in zip(roots, grads):
-        key = _key(root, root.history)
-        pending[key] = g if key not in pending else pending[key] + g
-    order = topological_sort(*roots)
-    _check_graph(order)
-    wanted = None if targets is None else {_key(var, var.history): var.unique_id for var in targets}
-    found: dict[int, Any] = {}
-    pop = pending.pop
-    # Pending keys whose gradient buffer autodiff allocated itself (its own accumulation sum, or a backward_into
-    # buffer) and that sit in no other slot: later contributions are added into it in place. A popped gradient goes
-    # to hooks, .grad or a backward that may hand the same object to several parents, so popping drops ownership.
-    owned: set[int] = set()
-    drop = owned.discard
-    in_place = not create_graph
-    with enable_grad() if create_graph else no_grad():
-        for var, history in order:
-            if history is None:  # a leaf: hooks, then into .grad (or the result)
-                key = -1 - var.unique_id
-                g = pop(key, None)
-                if g is None:
-                    continue
-                drop(key)
-                if var.history is None and getattr(var, "_grad_hooks", None):
-                    g = _run_hooks(var, g)
-                if wanted is None:
-                    var.accumulate_grad(g)
-                elif key in wanted:
-                    found[wanted[key]] = g
-                continue
-            key = id(history)
-            g = pop(key, None)
-            if g is None:
-                continue
-            drop(key)
-            if history is var.history:
-                if getattr(var, "_grad_hooks", None):
-                    g = _run_hooks(var, g)
-                if wanted is None and getattr(var, "_retains_grad", False):
-                    var._retain(g)  # type: ignore[attr-defined]
-            if wanted is not None and key in wanted:
-                found[wanted[key]] = g
-            fn, ctx = history.last_fn, history.ctx
-            assert fn is not None and ctx is not None
-            if create_graph and not fn.higher_order:
-                raise HigherOrderGradError(
-                    f"create_graph=True: the backward of {fn.__name__} is not differentiable, so second derivatives "
-                    "through it are not supported"
-                )
-            inputs, input_histories = history.inputs, history.input_histories
-            single = len(inputs) == 1 and len(input_histories) == 1
-            if in_place and fn.backward_into is not None and ctx.needs_input_grad[0]:
-                parent = inputs[0]
-                parent_history = input_histories[0] if input_histories else history.input_history(0)
-                pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
-                buf = pending.get(pkey)
-                if (buf is None or pkey in owned) and _fits(buf, g, parent):
-                    result = fn.backward_into(ctx, g, buf)
-                    if result is not None:
-                        pending[pkey] = result
-                        owned.add(pkey)
-                        if not retain_graph:
-                            history.free()
-                        continue
-            for parent, parent_grad in fn.chain_rule(ctx, inputs, g):
-                parent_history = input_histories[0] if single else _input_history(history, parent)
-                pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
-                if pkey not in pending:
-                    pending[pkey] = parent_grad
-                elif pkey in owned and _add_into(pending[pkey], parent_grad):
-                    pass
-                else:
-                    pending[pkey] = pending[pkey] + parent_grad
-                    if in_place and hasattr(pending[pkey], "_data"):
-                        owned.add(pkey)
-            if not retain_graph:
-                history.free()
-    return found
-
-
-def _fits(buf: Any, grad: Any, parent: Any) -> bool:
-    """Whether a gradient for ``parent`` can go into ``buf`` (None: a new buffer) in place: ``grad`` (the node's
-    incoming gradient) has ``parent``'s dtype, and ``buf``, if any, has ``parent``'s shape and dtype and ``grad``'s
-    backend."""
-    data, pdata = getattr(grad, "_data", None), getattr(parent, "_data", None)
-    if data is None or pdata is None or data.dtype != pdata.dtype:
-        return False
-    if buf is None:
-        return True
-    bdata = buf._data
-    return bdata.shape == pdata.shape and bdata.dtype == pdata.dtype and buf.backend is grad.backend  # type: ignore[no-any-return]
-
-
-def _add_into(buf: Any, grad: Any) -> bool:
-    """``buf += grad`` in place (one kernel call, the same bits as ``buf + grad``) when both are tensors of the same
-    shape, dtype and backend; False (nothing done) otherwise."""
-    bdata, data = buf._data, getattr(grad, "_data", None)
-    if data is None or data.shape != bdata.shape or data.dtype != bdata.dtype or grad.backend is not buf.backend:
-        return False
-    buf.backend.zip("add", bdata, data, bdata)
-    return True
-
-
-def _input_history(history: History, parent: Any) -> History | None:
-    """The History ``parent`` had when ``history``'s op used it."""
-    inputs, input_histories = history.inputs, history.input_histories
-    for i, value in enumerate(inputs):
-        if value is parent:
-            return input_histories[i] if i < len(input_histories) else history.input_history(i)
-    return getattr(parent, "history", None)

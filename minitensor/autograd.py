@@ -12,9 +12,9 @@ from .autodiff import (
     inference_mode,
     is_grad_enabled,
     no_grad,
-    run_backward,
     set_grad_enabled,
 )
+from .backward import run_backward
 from .errors import GradientError, ShapeError
 from .tensor import Tensor
 from .tensor_data import shape_broadcast

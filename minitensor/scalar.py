@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from . import operators as ops
-from .autodiff import Context, Function, History, backpropagate, next_id
+from .autodiff import Context, Function, History, next_id
+from .backward import backpropagate
 from .errors import GradientError
 
 

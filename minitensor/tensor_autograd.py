@@ -1,7 +1,7 @@
 """Autograd methods of Tensor (the ``AutogradMethods`` mixin): ``requires_grad``, hooks, ``retain_grad``,
 ``backward``, gradient accumulation, ``detach``, ``clone`` and ``.data``.
 
-``backward`` hands the graph to :func:`minitensor.autodiff.run_backward`, which calls ``accumulate_grad`` on the
+``backward`` hands the graph to :func:`minitensor.backward.run_backward`, which calls ``accumulate_grad`` on the
 leaves (and ``_retain`` on non-leaves that ``retain_grad()``) with gradients summed back by ``sum_to_shape``.
 """
 
@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import tensor_functions as F
-from .autodiff import RemovableHandle, add_hook, is_grad_enabled, new_hook_dict, node_of, run_backward
+from .autodiff import RemovableHandle, add_hook, is_grad_enabled, new_hook_dict, node_of
+from .backward import run_backward
 from .errors import DTypeError, GradientError, ShapeError
 from .tensor_inplace import VIEW_FUNCTIONS
 

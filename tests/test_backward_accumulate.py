@@ -151,7 +151,7 @@ def test_create_graph_second_derivative(backend: str, name: str) -> None:
 def test_in_place_paths_taken_and_bits_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     """float32 on fast: the in-place adds and backward_into run, and the gradients have the bits of the out-of-place
     sums (the same pass with both switched off)."""
-    import minitensor.autodiff as ad
+    import minitensor.backward as ad
     from minitensor import functions_views as fv
 
     x0 = RNG.standard_normal((5, 8)).astype(np.float32)

@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from .. import distributed as dist
-from ..autodiff import is_grad_enabled, no_grad, topological_sort
+from ..autodiff import is_grad_enabled, no_grad
+from ..backward import topological_sort
 from ..creation import tensor as make_tensor
 from ..module import Module
 from ..tensor import Tensor
