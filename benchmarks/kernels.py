@@ -173,8 +173,10 @@ FIRST_CALL_SCRIPT = r"""
 import json, sys, time
 start = time.perf_counter()
 import numpy as np
-from minitensor.backends.fast import backend as fast
+from minitensor.backends.fast import FastBackend
 imported = time.perf_counter()
+# Kernels only: with the NumPy twins, NumPy math and BLAS on, these small calls would never compile anything.
+fast = FastBackend(use_blas=False, use_numpy_math=False, use_numpy_twins=False)
 x = fast.from_numpy(np.ones((64, 64)))
 out = fast.empty((64, 64), np.float64)
 col = fast.empty((64, 1), np.float64)
