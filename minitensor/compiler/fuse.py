@@ -62,29 +62,38 @@ def _kernel(body: str, ops: list[Op], parallel: bool) -> Any:
 
 
 def _fusible(op: Op, call: Call) -> int | None:
-    """The run length of ``op`` when it can join a fused run (its output's size), else None."""
+    """The run length of ``op`` when it can join a fused run (its output's size), else None: a call its backend
+    can fuse (:func:`~.fuse_cuda.eligible` on cuda; on fast, a float map/zip going to its Numba kernel) whose
+    operands fit :func:`run_length`."""
     if type(op.backend).__name__ == "CudaBackend":
-        return fuse_cuda.fusible(op)
+        return run_length(op.args[1:]) if fuse_cuda.eligible(op) else None
     if op.name not in ("map", "zip") or op.kwargs or type(op.backend).__name__ != "FastBackend":
         return None
     kernel = getattr(call, "func", None)
     if getattr(kernel, "__name__", None) not in ("map_kernel", "zip_kernel"):  # NumPy routes are not fused
         return None
-    out = op.args[-1]
     datas = [a for a in op.args[1:] if isinstance(a, TensorData)]
     if any(d.dtype.kind != "f" or not isinstance(d.storage, np.ndarray) for d in datas):
         return None
-    n = out.size
-    if n < 2 or not _flat(out, n):
+    return run_length(op.args[1:])
+
+
+def run_length(operands: tuple[Any, ...]) -> int | None:
+    """The length n of a run that can take a call with these operands (the last one written), else None: every
+    operand is a TensorData, either one element or contiguous row-major with n elements from the start of its
+    storage, and n >= 2 is the output's size."""
+    out = operands[-1]
+    n = getattr(out, "size", 0)
+    if n < 2 or not all(isinstance(d, TensorData) for d in operands) or not _flat(out, n):
         return None
-    if any(not (d.size == 1 or _flat(d, n)) for d in datas):
+    if any(not (d.size == 1 or _flat(d, n)) for d in operands):
         return None
     return n
 
 
 def _flat(data: TensorData, n: int) -> bool:
     """Contiguous row-major with ``n`` elements from the start of its storage."""
-    return data.size == n and data.is_contiguous() and data.storage.size >= n
+    return data.size == n and data.is_contiguous() and getattr(data.storage, "size", 0) >= n
 
 
 class _Run:
@@ -150,7 +159,7 @@ def fuse(ops: list[Op], calls: list[Call], scratch: Any = None) -> list[Call]:
     (``scratch``: the plan's :class:`~.plan_cuda.ScratchPool`, for the temporaries of split cuda calls)."""
     if "numba" not in sys.modules:
         return calls
-    ops, calls = fuse_cuda.split_composites(ops, calls, scratch)
+    ops, calls = fuse_cuda.split_composites(ops, calls, scratch, run_length)
     out: list[Call] = []
     run: _Run | None = None
     pending: list[Call] = []

@@ -27,7 +27,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import operators
-from ..tensor_data import TensorData
 from .capture import Op
 from .plan_cuda import ScratchPool, bind_cuda, bind_launch
 
@@ -43,26 +42,13 @@ def _backend_modules() -> tuple[Any, Any, Any]:
             importlib.import_module("minitensor.backends.cuda_plan"))
 
 
-def fusible(op: Op) -> int | None:
-    """The run length of the cuda call ``op`` when it can join a fused run (its output's size), else None."""
+def eligible(op: Op) -> bool:
+    """Whether the cuda call ``op`` is an element-wise map/zip of a known operator on TensorData operands, which a
+    fused run can take when its operands fit :func:`.fuse.run_length`."""
     if op.name not in ("map", "zip") or op.kwargs or type(op.backend).__name__ != "CudaBackend":
-        return None
+        return False
     table = operators.UNARY_OPS if op.name == "map" else operators.BINARY_OPS
-    if len(op.args) != (3 if op.name == "map" else 4) or op.args[0] not in table:
-        return None
-    out = op.args[-1]
-    n = out.size
-    datas = [a for a in op.args[1:] if isinstance(a, TensorData)]
-    if len(datas) != len(op.args) - 1 or n < 2 or not _flat(out, n):
-        return None
-    if any(not (d.size == 1 or _flat(d, n)) for d in datas):
-        return None
-    return n
-
-
-def _flat(data: TensorData, n: int) -> bool:
-    """Contiguous row-major with ``n`` elements from the start of its storage."""
-    return data.size == n and data.is_contiguous() and getattr(data.storage, "size", 0) >= n
+    return len(op.args) == (3 if op.name == "map" else 4) and op.args[0] in table
 
 
 def source(ops: list[Op], names: dict[int, str]) -> tuple[str, dict[str, Any]]:
@@ -129,13 +115,15 @@ def _split(op: Op, scratch: ScratchPool | None) -> list[Op] | None:
             Op(backend, "zip", zip_method, ("add", a, scaled, out), {})]
 
 
-def split_composites(ops: list[Op], calls: list[Call], scratch: ScratchPool | None = None) -> tuple[list[Op], list[Call]]:
-    """``ops`` and their ``calls`` with each cuda ``add_scaled`` that fusion could use split into its two element-wise
-    calls (each bound to its launch), so that a fused run can take them."""
+def split_composites(ops: list[Op], calls: list[Call], scratch: ScratchPool | None,
+                     run_length: Callable[[tuple[Any, ...]], int | None]) -> tuple[list[Op], list[Call]]:
+    """``ops`` and their ``calls`` with each cuda ``add_scaled`` whose operands fit ``run_length`` (:mod:`.fuse`'s
+    rule, so each of its two passes could join a run) split into its two element-wise calls, each bound to its
+    launch."""
     new_ops: list[Op] = []
     new_calls: list[Call] = []
     for op, call in zip(ops, calls):
-        parts = _split(op, scratch) if fusible_parts(op) else None
+        parts = _split(op, scratch) if op.name == "add_scaled" and run_length(op.args) is not None else None
         bound = [bind_cuda(part) for part in parts] if parts is not None else None
         if parts is None or bound is None or any(c is None for c in bound):
             new_ops.append(op)
@@ -144,14 +132,3 @@ def split_composites(ops: list[Op], calls: list[Call], scratch: ScratchPool | No
         new_ops.extend(parts)
         new_calls.extend(c for c in bound if c is not None)
     return new_ops, new_calls
-
-
-def fusible_parts(op: Op) -> bool:
-    """Whether ``op`` is an ``add_scaled`` whose two passes could each join a run (all operands flat or one element)."""
-    if op.name != "add_scaled" or len(op.args) != 4:
-        return False
-    a, b, alpha, out = op.args
-    n = getattr(out, "size", 0)
-    datas = (a, b, alpha, out)
-    return (all(isinstance(d, TensorData) for d in datas) and n >= 2 and _flat(out, n)
-            and all(d.size == 1 or _flat(d, n) for d in datas))
