@@ -163,7 +163,7 @@ class Gather(TensorFunction):
         ctx.save_for_backward(a.shape, dim, index)
         out = a.backend.empty(index.shape, a.dtype)
         rows = _row_index(a._data, dim, index._data)
-        if rows is not None and hasattr(a.backend, "take_rows"):  # whole rows (an embedding): one copy per row
+        if rows is not None:  # whole rows (an embedding): a backend may copy each row at once
             a.backend.take_rows(a._data, rows, out)
         else:
             a.backend.gather(a._data, dim, index._data, out)
@@ -183,7 +183,7 @@ class ScatterAddInto(TensorFunction):
         ctx.save_for_backward(dim, index)
         grad = d._zeros(shape)
         rows = _row_index(grad._data, dim, index._data)
-        if rows is not None and d.dtype == grad.dtype and d._data.is_contiguous() and hasattr(d.backend, "add_rows"):
+        if rows is not None:
             d.backend.add_rows(d._data, rows, grad._data)
         else:
             d.backend.scatter_add(d._data, dim, index._data, grad._data)

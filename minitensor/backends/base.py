@@ -247,6 +247,18 @@ class Backend(ABC):
         self.zip("mul", b, alpha, scaled)
         self.zip("add", a, scaled, out)
 
+    def take_rows(self, a: TensorData, index: TensorData, out: TensorData) -> None:
+        """out[i, :] = a[index[i], :] for 2-D ``a`` and ``out`` of one width and a 1-D int64 ``index`` with one entry
+        per row of ``out``, every entry in range (an embedding lookup). This default is ``gather`` along dim 0 with
+        ``index`` expanded along dim 1; a backend may copy whole rows instead."""
+        self.gather(a, 0, _rows_expanded(index, out.shape[1]), out)
+
+    def add_rows(self, src: TensorData, index: TensorData, out: TensorData) -> None:
+        """out[index[i], :] += src[i, :] in order of i (2-D ``src`` and ``out`` of one width, 1-D int64 ``index`` with
+        one entry per row of ``src``, in range): take_rows' gradient. This default is ``scatter_add`` along dim 0 with
+        ``index`` expanded along dim 1; a backend may add whole rows instead (each addition rounded as there)."""
+        self.scatter_add(src, 0, _rows_expanded(index, src.shape[1]), out)
+
     def write_values(self, data: TensorData, values: Sequence[float | int | bool]) -> None:
         """Set the first ``len(values)`` elements of the storage of contiguous ``data`` to ``values``: a few host numbers
         per step, such as an optimizer's bias corrections (the cuda backend writes them with one launch, no copy)."""
@@ -344,3 +356,8 @@ def strided_view(data: TensorData, writeable: bool = False) -> np.ndarray:
     if not writeable:
         view.flags.writeable = False
     return view
+
+
+def _rows_expanded(index: TensorData, width: int) -> TensorData:
+    """The 1-D row ``index`` as a (rows, width) index that repeats each entry along dim 1 (stride 0)."""
+    return TensorData.trusted(index.storage, (index.shape[0], width), (index.strides[0], 0), index.shape[0] * width)

@@ -52,14 +52,12 @@ def _dense(first: TensorData, *others: TensorData) -> bool:
     return first.size > 0 and all(x.shape == first.shape and x.is_contiguous() for x in (first, *others))
 
 
-def _rows_args(table: TensorData, index: TensorData, rows: TensorData) -> None:
-    """Check the operands of take_rows/add_rows: 2-D contiguous ``table`` and ``rows`` of one dtype and width, 1-D
-    int64 ``index`` with one entry per row of ``rows``."""
-    if (table.dims != 2 or rows.dims != 2 or table.shape[1] != rows.shape[1] or table.dtype != rows.dtype
-            or not table.is_contiguous() or not rows.is_contiguous() or index.dims != 1
-            or index.shape[0] != rows.shape[0] or index.dtype != np.dtype(np.int64)):
-        raise ValueError(f"row copy needs 2-D contiguous data of one dtype and width and a 1-D int64 index, got "
-                         f"{table}, {index}, {rows}")
+def _whole_rows(table: TensorData, index: TensorData, rows: TensorData) -> bool:
+    """Whether take_rows/add_rows can copy or add whole rows: 2-D contiguous ``table`` and ``rows`` of one dtype and
+    width, a 1-D int64 ``index`` with one entry per row of ``rows``, and something to move."""
+    return (table.dims == rows.dims == 2 and table.shape[1] == rows.shape[1] and table.dtype == rows.dtype
+            and table.is_contiguous() and rows.is_contiguous() and index.dims == 1
+            and index.shape[0] == rows.shape[0] and index.dtype == np.dtype(np.int64) and rows.size > 0)
 
 
 class FusedKernels(Backend):
@@ -69,9 +67,9 @@ class FusedKernels(Backend):
     stride, take kernels with ``math.exp`` per element that compile faster and take any stride. layer_norm: one Numba
     row kernel each way. Exact GELU (float32, float64): one Numba pass. Other dtypes: the defaults.
 
-    Beyond the Backend contract, ops callers use when present (``hasattr``): ``adam_update`` (Adam's element-wise
-    update in one pass, :mod:`minitensor.optim.adam`), ``take_rows`` / ``add_rows`` (whole-row gathers and their
-    gradient, :mod:`minitensor.functions_views`)."""
+    take_rows / add_rows: one row copy (or add) per index where the layouts allow, else the defaults. Beyond the
+    Backend contract, an op callers use when present (``hasattr``): ``adam_update`` (Adam's element-wise update in
+    one pass, :mod:`minitensor.optim.adam`)."""
 
     def softmax(self, a: TensorData, dim: int, out: TensorData, log: bool = False, scale: float = 1.0,
                 causal: bool = False) -> None:
@@ -167,20 +165,19 @@ class FusedKernels(Backend):
                     strided_view(target, writeable=True)[...] = values
 
     def take_rows(self, a: TensorData, index: TensorData, out: TensorData) -> None:
-        """out[i, :] = a[index[i], :] for contiguous 2-D ``a`` and ``out`` of one dtype and 1-D int64 ``index`` with every
-        entry in range (callers check): ``gather(a, 0, index expanded along dim 1)`` as one row copy each."""
-        _rows_args(a, index, out)
-        if out.size == 0:
+        """The Backend contract; contiguous 2-D ``a`` and ``out`` of one dtype copy one row per index."""
+        if not _whole_rows(a, index, out):
+            super().take_rows(a, index, out)
             return
         rows = out.shape[0]
         launch(out.size, "take_rows_kernel", a.storage, index.storage, _step(index, 0), out.storage, out.shape[1],
                *_chunks(rows))
 
     def add_rows(self, src: TensorData, index: TensorData, out: TensorData) -> None:
-        """out[index[i], :] += src[i, :] in order of i (contiguous 2-D data of one dtype, 1-D int64 ``index`` in range):
-        ``scatter_add(src, 0, index expanded along dim 1, out)``, each addition rounded to the dtype as there."""
-        _rows_args(out, index, src)
-        if src.size == 0:
+        """The Backend contract; contiguous 2-D ``src`` and ``out`` of one dtype add one row per index, in order of i,
+        each addition rounded to the dtype as scatter_add's."""
+        if not _whole_rows(out, index, src):
+            super().add_rows(src, index, out)
             return
         fast_launch.find_kernel("add_rows_kernel", "fused", "", DEFAULT_COMPUTE, False)(
             src.storage, index.storage, _step(index, 0), out.storage, out.shape[1])
