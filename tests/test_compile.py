@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -375,6 +376,21 @@ def test_batch_norm_buffers_and_eval_mode_match_eager() -> None:
     np.testing.assert_array_equal(results[0][1], results[1][1])
     np.testing.assert_array_equal(results[0][2], results[1][2])
     assert results[0][3] == results[1][3] == 8
+
+
+def test_tracing_survives_dead_weak_proxies_in_the_process() -> None:
+    """Buffer reuse scans the live objects for Tensors; a ``weakref.proxy`` whose referent died (PyTorch leaves such
+    objects around) raises ReferenceError on attribute access and must not break tracing."""
+    class Referent:
+        pass
+
+    referent = Referent()
+    dead = [weakref.proxy(referent)]
+    del referent
+    fn = mt.compile(lambda t: ((t * 2.0).relu() + 1.0) * 3.0 - t)
+    x = mt.tensor(np.arange(-4.0, 4.0), backend="fast")
+    np.testing.assert_array_equal(fn(x).to_numpy(), (np.maximum(np.arange(-4.0, 4.0) * 2, 0) + 1) * 3 - np.arange(-4.0, 4.0))
+    assert len(dead) == 1
 
 
 def test_dead_intermediates_share_buffers_and_kept_tensors_keep_their_own() -> None:

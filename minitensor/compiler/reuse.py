@@ -39,11 +39,14 @@ class ReuseStats:
 
 
 def visible_roots() -> set[int]:
-    """Ids of the allocations that some live Tensor's data lies in (after collecting garbage cycles)."""
+    """Ids of the allocations that some live Tensor's data lies in (after collecting garbage cycles).
+
+    Objects are classified by ``type(obj)``, never ``isinstance``: ``isinstance`` reads ``obj.__class__``, which raises
+    on a dead ``weakref.proxy`` and runs arbitrary attribute hooks (a deprecated torch name warns)."""
     gc.collect()
     roots: set[int] = set()
     for obj in gc.get_objects():
-        if isinstance(obj, Tensor):
+        if issubclass(type(obj), Tensor):
             data = getattr(obj, "_data", None)
             if isinstance(data, TensorData):
                 roots.add(id(root_of(data.storage)))
