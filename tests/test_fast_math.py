@@ -10,6 +10,7 @@ less accurate: see that test). The kernel loops must vectorise.
 
 from __future__ import annotations
 
+import os
 import re
 from fractions import Fraction
 
@@ -232,6 +233,16 @@ def test_tables_hold_what_the_methods_assume() -> None:
                 exact = Fraction(v) * Fraction(float(invc)) - 1
                 assert Fraction(float(exact)) == exact, (i, v, invc)
             assert (float(invc) == 1.0) == (bounds[i] <= 1.0 < bounds[i + 1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/cpuinfo"), reason="reads the CPU flags Linux reports")
+def test_vscalef_route_only_on_cpus_with_avx512() -> None:
+    """The vscalef route is taken exactly when the kernel reports AVX-512F: without it llvm.ldexp is a libm call per
+    element (float32 exp, GELU and softmax ~5x slower). LLVM lists missing features too ("-avx512f")."""
+    with open("/proc/cpuinfo") as info:
+        flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+    assert fast_intrinsics.SCALEF == ("avx512f" in flags)
+    assert fast_intrinsics.cpu_has("avx2") == ("avx2" in flags)
 
 
 @pytest.mark.parametrize("scalef", [True, False])

@@ -14,7 +14,14 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import intrinsic
 
-SCALEF = "avx512f" in llvm.get_host_cpu_features().flatten()
+
+def cpu_has(feature: str) -> bool:
+    """Whether the host CPU has ``feature`` (an LLVM name such as "avx512f"). LLVM maps every feature it knows to
+    True or False: its flattened string lists the missing ones too ("-avx512f"), so a substring test is wrong."""
+    return llvm.get_host_cpu_features().get(feature, False) is True
+
+
+SCALEF = cpu_has("avx512f")
 """Whether :func:`ldexp` is llvm.ldexp, which LLVM vectorises to AVX-512's ``vscalefpd`` (one instruction; elsewhere
 a vector ldexp is a libm call per element, so it is built from two power-of-two products instead)."""
 
