@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -311,8 +312,12 @@ def numba_threads(threads: int) -> None:
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
 
 
-def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
-    """The GPT step on each available backend (simple is skipped: minutes per step) with PyTorch's times."""
+def gpt_rows(backends: list[str], repeats: int, threads: int, rounds: int = 1) -> list[dict]:
+    """The GPT step on each available backend (simple is skipped: minutes per step) with PyTorch's times.
+
+    With ``rounds`` > 1 the measurements alternate: each round times minitensor's steps (eager, compiled) and then
+    PyTorch's in a fresh process, so both see the same load; the ratios reported are medians of each round's ratio
+    (``*_ratios`` hold every round's), the times medians over rounds."""
     from contextlib import nullcontext
 
     try:
@@ -330,15 +335,29 @@ def gpt_rows(backends: list[str], repeats: int, threads: int) -> list[dict]:
             for backend in backends:
                 if backend == "simple" or not available(backend):
                     continue
-                seconds, cpu = median_wall_and_cpu(gpt_step_fn(backend), repeats, warmup=2)
-                compiled, compiled_cpu = median_wall_and_cpu(gpt_step_fn(backend, compiled=True), repeats, warmup=2)
                 device = "cuda" if backend == "cuda" else "cpu"
-                same = _torch_gpt_in_subprocess(device, repeats, threads, with_cpu=True)
-                rows.append({"backend": backend, "gpt_step_s": seconds, "gpt_step_cpu_s": cpu, "torch_device": device,
-                             "gpt_compiled_step_s": compiled, "gpt_compiled_step_cpu_s": compiled_cpu,
-                             "torch_gpt_step_s": _torch_gpt_in_subprocess(device, repeats, None),
-                             "torch_gpt_step_s_same_threads": same[0] if same else None,
-                             "torch_gpt_step_cpu_s_same_threads": same[1] if same else None})
+                eager_step, compiled_step = gpt_step_fn(backend), gpt_step_fn(backend, compiled=True)
+                per_round: list[dict[str, float]] = []
+                for _ in range(max(1, rounds)):
+                    seconds, cpu = median_wall_and_cpu(eager_step, repeats, warmup=2)
+                    compiled, compiled_cpu = median_wall_and_cpu(compiled_step, repeats, warmup=2)
+                    same = _torch_gpt_in_subprocess(device, repeats, threads, with_cpu=True)
+                    per_round.append({"gpt_step_s": seconds, "gpt_step_cpu_s": cpu, "gpt_compiled_step_s": compiled,
+                                      "gpt_compiled_step_cpu_s": compiled_cpu,
+                                      "torch_gpt_step_s_same_threads": same[0] if same else math.nan,
+                                      "torch_gpt_step_cpu_s_same_threads": same[1] if same else math.nan})
+                row: dict[str, Any] = {"backend": backend, "torch_device": device, "rounds": len(per_round),
+                                       "torch_gpt_step_s": _torch_gpt_in_subprocess(device, repeats, None)}
+                for key in per_round[0]:
+                    value = statistics.median(r[key] for r in per_round)
+                    row[key] = None if math.isnan(value) else value
+                for key in ("gpt_step", "gpt_compiled_step"):
+                    ratios = [r[f"{key}_s"] / r["torch_gpt_step_s_same_threads"] for r in per_round]
+                    cpu_ratios = [r[f"{key}_cpu_s"] / r["torch_gpt_step_cpu_s_same_threads"] for r in per_round]
+                    row[f"{key}_ratios"] = ratios
+                    row[f"{key}_ratio"] = statistics.median(ratios)
+                    row[f"{key}_cpu_ratio"] = statistics.median(cpu_ratios)
+                rows.append(row)
     finally:
         numba.set_num_threads(before)
     return rows
@@ -358,16 +377,18 @@ def print_gpt_rows(rows: list[dict], threads: int) -> None:
     print(f"{'backend':11} {'ms/step':>9} {'tokens/s':>10} {'torch ms':>9} {'vs torch':>9} {same:>12} {'vs torch':>9}")
     for r in rows:
         for label, key in (("", "gpt_step"), (" compiled", "gpt_compiled_step")):
-            ours = r[f"{key}_s"]
-            cells = []
-            for ref in (r["torch_gpt_step_s"], r["torch_gpt_step_s_same_threads"]):
-                cells.append((f"{ref * 1e3:.1f}", f"{ours / ref:.2f}x") if ref else ("n/a", "n/a"))
+            ours, torch_all, torch_same = r[f"{key}_s"], r["torch_gpt_step_s"], r["torch_gpt_step_s_same_threads"]
+            cells = [(f"{torch_all * 1e3:.1f}", f"{ours / torch_all:.2f}x") if torch_all else ("n/a", "n/a"),
+                     (f"{torch_same * 1e3:.1f}", f"{r[f'{key}_ratio']:.2f}x") if torch_same else ("n/a", "n/a")]
             print(f"{r['backend'] + label:11} {ours * 1e3:9.1f} {tokens / ours:10,.0f} {cells[0][0]:>9} {cells[0][1]:>9} "
                   f"{cells[1][0]:>12} {cells[1][1]:>9}")
-            cpu, torch_cpu = r.get(f"{key}_cpu_s"), r.get("torch_gpt_step_cpu_s_same_threads")
-            if cpu and torch_cpu:
-                print(f"{'':11} CPU time per step (process_time medians, robust to other load): {cpu * 1e3:.1f} ms, "
-                      f"torch {threads}t {torch_cpu * 1e3:.1f} ms, {cpu / torch_cpu:.2f}x")
+            if torch_same:
+                print(f"{'':11} CPU time per step (process_time medians, robust to other load): "
+                      f"{r[f'{key}_cpu_s'] * 1e3:.1f} ms, torch {threads}t "
+                      f"{r['torch_gpt_step_cpu_s_same_threads'] * 1e3:.1f} ms, {r[f'{key}_cpu_ratio']:.2f}x")
+            if r["rounds"] > 1 and torch_same:
+                print(f"{'':11} {r['rounds']} alternating rounds, ratio per round: "
+                      + ", ".join(f"{x:.2f}" for x in r[f"{key}_ratios"]) + " (medians shown above)")
 
 
 # --- compiled steps (minitensor.compile) --------------------------------------------------------
@@ -513,6 +534,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--gpt-threads", type=int, default=1,
                         help="Numba and BLAS threads for the GPT row (default 1, run_gpt.py's default)")
     parser.add_argument("--gpt-only", action="store_true", help="only the GPT row")
+    parser.add_argument("--gpt-rounds", type=int, default=1,
+                        help="alternate minitensor's and PyTorch's GPT timings this many times; ratios are the "
+                             "medians of the rounds' ratios (default 1)")
     parser.add_argument("--compiled", action="store_true",
                         help="only the split epoch and MLP step, eager and minitensor.compile'd, against PyTorch")
     parser.add_argument("--after-torch", action="store_true",
@@ -534,7 +558,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print_compiled_rows(compiled)
         return compiled
     if args.gpt_only:
-        gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads)
+        gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads, args.gpt_rounds)
         print_gpt_rows(gpt, args.gpt_threads)
         return gpt
     if args.threads:
@@ -592,7 +616,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"torch ({device}): not importable here, no ratios")
     print(f"(medians; split epoch = {SPLIT_POINTS // SPLIT_BATCH} steps of batch {SPLIT_BATCH}; "
           f"simple backend scaled from {args.simple_steps} steps; numba threads {_threads()})")
-    gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads)
+    gpt = gpt_rows(args.backends, args.repeats, args.gpt_threads, args.gpt_rounds)
     print_gpt_rows(gpt, args.gpt_threads)
     return rows + gpt
 
