@@ -21,6 +21,7 @@ ENV_VAR = "MINITENSOR_BACKEND"
 BUILTIN_DEFAULT = "fast"
 
 _default_name: str | None = None
+_loaded: dict[str, Backend] = {}  # name -> instance, once its module is imported
 
 
 def backend_names() -> list[str]:
@@ -34,12 +35,16 @@ def get_backend(name: str | Backend | None = None) -> Backend:
         return name
     if name is None:
         name = default_backend_name()
+    loaded = _loaded.get(name)  # type: ignore[arg-type]
+    if loaded is not None:
+        return loaded
     if name == "cpu":  # PyTorch's device name: the default backend unless that is the GPU one
         name = default_backend_name() if default_backend_name() != "cuda" else BUILTIN_DEFAULT
     if name not in BACKEND_MODULES:
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_MODULES)}")
     module = importlib.import_module(BACKEND_MODULES[name])
     backend: Backend = module.backend
+    _loaded[name] = backend
     return backend
 
 
