@@ -1,7 +1,8 @@
 """Kernel benchmark: the ``fast`` backend against NumPy on the same machine, in the same run.
 
 Run ``python benchmarks/kernels.py [--repeat N] [--quick] [--threads N] [--only TEXT]``. Prints a Markdown table with the
-median time of each case and ``ratio = NumPy time / minitensor time`` (higher is better), then the
+median time of each case and ``ratio``, the median over alternating pairs of calls of NumPy time / minitensor time
+(higher is better), then the
 first-call (compile or cache-load) time of each kernel family in fresh subprocesses, cold (empty
 kernel cache) and warm (the cache the cold run just filled).
 
@@ -63,8 +64,9 @@ def timed(fn: Callable[[], object]) -> float:
 
 def median_times(
     numpy_fn: Callable[[], object], fast_fn: Callable[[], object], repeat: int, limit_blas: bool = True
-) -> tuple[float, float]:
-    """Median wall times of ``repeat`` calls of each, alternating so both see the same machine load."""
+) -> tuple[float, float, float]:
+    """Median wall times of ``repeat`` calls of each, alternating so both see the same machine load, and the median of
+    the per-pair ratios (NumPy / minitensor: a pair shares the load of its moment, so drifting load cancels)."""
     limit = (lambda: threadpool_limits(limits=1, user_api="blas")) if limit_blas else contextlib.nullcontext
     numpy_fn()
     with limit():
@@ -74,7 +76,8 @@ def median_times(
         numpy_times.append(timed(numpy_fn))
         with limit():
             fast_times.append(timed(fast_fn))
-    return float(np.median(numpy_times)), float(np.median(fast_times))
+    ratios = [n / f for n, f in zip(numpy_times, fast_times)]
+    return float(np.median(numpy_times)), float(np.median(fast_times)), float(np.median(ratios))
 
 
 def td(array: np.ndarray) -> TensorData:
@@ -203,7 +206,7 @@ def first_call_times(cache_dir: str) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="timed calls per case (median reported)")
+    parser.add_argument("--repeat", type=int, default=15, help="timed calls per case (median reported)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--threads", type=int, default=None, help="Numba threads (default: all cores; NumPy runs on one)")
     parser.add_argument("--only", default=None, help="only the cases whose name contains this text (e.g. 'map')")
@@ -221,8 +224,8 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     cases = [case for case in cases if args.only is None or args.only in case[0]]
     for name, numpy_fn, fast_fn in cases:
-        numpy_t, fast_t = median_times(numpy_fn, fast_fn, args.repeat, limit_blas=not name.startswith("matmul"))
-        print(f"| {name} | {numpy_t * 1e3:.2f} | {fast_t * 1e3:.2f} | {numpy_t / fast_t:.2f} |", flush=True)
+        numpy_t, fast_t, ratio = median_times(numpy_fn, fast_fn, args.repeat, limit_blas=not name.startswith("matmul"))
+        print(f"| {name} | {numpy_t * 1e3:.2f} | {fast_t * 1e3:.2f} | {ratio:.2f} |", flush=True)
 
     if args.only is not None:
         return

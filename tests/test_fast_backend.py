@@ -29,7 +29,7 @@ from minitensor.backends.base import strided_view
 from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, matrix_layout
 from minitensor.backends.fast import backend as fast
 from minitensor.backends.fast_codegen import generate_source, kernel_module, module_stem
-from minitensor.backends.layout import coalesce
+from minitensor.backends.layout import coalesce, planned_layout, tiled
 from minitensor.backends.simple import backend as simple
 from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from minitensor.tensor_data import TensorData
@@ -342,6 +342,48 @@ def test_coalesce_merges_contiguous_dims_and_keeps_strided_ones() -> None:
     assert shape.tolist() == [2, 3, 4]
     shape, strides = coalesce([], 3)
     assert shape.tolist() == [1] and strides.tolist() == [[0], [0], [0]]
+
+
+def _walk(shape: np.ndarray, strides: np.ndarray) -> list[tuple[int, ...]]:
+    """Every element's (position per operand), in the kernels' row-major order of ``shape``."""
+    index = np.indices(shape.tolist()).reshape(shape.size, -1).T
+    return [tuple(int(p) for p in row) for row in index @ strides.T]
+
+
+@given(st.integers(1, 40), st.integers(1, 40), st.sampled_from([0, 1, 2]))
+def test_tiled_layout_visits_the_same_positions(rows: int, cols: int, kind: int) -> None:
+    """Tiling a crossed 2-D layout (thresholds lowered so small shapes tile) visits exactly the (out, a, b) position
+    triples of the untiled walk, each once: the kernels compute the same values, in a new order."""
+    out = [cols, 1]
+    crossed = [1, rows]  # a transposed (rows, cols) operand
+    other = {0: [cols, 1], 1: [0, 1], 2: [2 * cols, 2]}[kind]  # contiguous, broadcast row, every other
+    strides = np.array([out, crossed, other], dtype=np.int64)
+    shape = np.array([rows, cols], dtype=np.int64)
+    tiles, tile_strides = tiled(shape, strides, min_run=1, min_step=1)
+    assert sorted(_walk(tiles, tile_strides)) == sorted(_walk(shape, strides))
+    tr, tc = (int(tiles[2]), int(tiles[3])) if tiles.size == 4 else (rows, cols)
+    if tiles.size == 4:  # a tile's row is a run of the output
+        assert tile_strides[0].tolist() == [tr * cols, tc, cols, 1] and rows % tr == 0 and cols % tc == 0
+
+
+def test_big_transposed_operands_are_tiled_with_numpy_values() -> None:
+    """A transposed operand wide enough to walk a page per element takes the tiled layout (map and zip, float32 and
+    float64, serial and parallel builds): values equal NumPy's; a dim with no tile divisor (2053, prime) is not tiled
+    and still gives NumPy's values."""
+    rng = np.random.default_rng(5)
+    for rows, cols, dtype in ((576, 2304, np.float32), (512, 2048, np.float64), (512, 2053, np.float64)):
+        base = rng.standard_normal((cols, rows)).astype(dtype)  # stored transposed
+        crossed = TensorData(base.reshape(-1), (cols, rows)).permute(1, 0)
+        x = rng.standard_normal((rows, cols)).astype(dtype)
+        out = fast.empty((rows, cols), np.dtype(dtype))
+        layout = planned_layout(out, [crossed])
+        assert layout[0].size == (2 if cols == 2053 else 4), layout[0]
+        fast.map("neg", crossed, out)
+        np.testing.assert_array_equal(fast.to_numpy(out), -base.T)
+        fast.zip("add", TensorData(x.reshape(-1), (rows, cols)), crossed, out)
+        np.testing.assert_array_equal(fast.to_numpy(out), x + base.T)
+        fast.zip("mul", crossed, crossed, out)  # both inputs crossed, through the same storage
+        np.testing.assert_array_equal(fast.to_numpy(out), base.T * base.T)
 
 
 def test_matrix_layout() -> None:

