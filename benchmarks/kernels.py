@@ -8,8 +8,9 @@ kernel cache) and warm (the cache the cold run just filled).
 
 The backend kernels are called directly on TensorData (``from_numpy``/``empty``), so this measures
 kernels, not Python tensor overhead. ``exp``, ``log``, ``tanh`` and ``sigmoid`` on float arrays delegate to
-NumPy's SIMD loops (split over the Numba threads when long): each has a row for that path and one for the Numba
-kernel it bypasses (``FastBackend(use_numpy_math=False)``: the vectorised ``minitensor.backends.fast_math``
+NumPy's SIMD loops (split over the Numba threads when long), except long exp/log/tanh calls on a CPU without
+AVX-512F, whose NumPy loops are scalar: each has a row for the default route (the row names which) and one for the
+Numba kernel (``FastBackend(use_numpy_math=False)``: the vectorised ``minitensor.backends.fast_math``
 functions, float32-accurate ones for float32 outputs), against the same NumPy call (for sigmoid, the expression
 ``1 / (1 + np.exp(-x))``). While minitensor's element-wise and reduction kernels are
 timed, BLAS is limited to one thread with threadpoolctl (so idle OpenBLAS threads cannot steal a core
@@ -49,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from minitensor.backends.fast import FastBackend  # noqa: E402
 from minitensor.backends.fast import backend as fast  # noqa: E402
+from minitensor.backends.fast_numpy import math_route  # noqa: E402
 
 numba_math = FastBackend(use_numpy_math=False)  # the path that does not delegate exp/log/tanh/sigmoid to NumPy
 from minitensor.tensor_data import TensorData  # noqa: E402
@@ -124,13 +126,15 @@ NUMPY_REFERENCE: dict[str, Callable[[np.ndarray, np.ndarray], object]] = {
 
 
 def math_cases(x: np.ndarray, out: np.ndarray, tx: TensorData, tout: TensorData, dtype: str) -> list[Case]:
-    """exp, log, tanh, sigmoid on contiguous ``dtype``: the NumPy-delegating path and the Numba kernel, each a row."""
+    """exp, log, tanh, sigmoid on contiguous ``dtype``: the default backend's route (NumPy's loop or, for long calls
+    where NumPy's loops are not SIMD, the Numba kernel: ``fast_numpy.math_route``) and the Numba kernel, each a row."""
     abs_x = np.abs(x)
     t_abs = td(abs_x)
     cases: list[Case] = []
     for op, reference in NUMPY_REFERENCE.items():
         arg, targ = (abs_x, t_abs) if op == "log" else (x, tx)
-        cases.append((f"map {op} {dtype}, contiguous (NumPy's loop)", lambda r=reference, a=arg: r(a, out),
+        route = "NumPy's loop" if math_route(op, x.size, x.dtype) is not None else "Numba kernel"
+        cases.append((f"map {op} {dtype}, contiguous (default: {route})", lambda r=reference, a=arg: r(a, out),
                       lambda op=op, t=targ: fast.map(op, t, tout)))
         cases.append((f"map {op} {dtype}, contiguous (Numba kernel)", lambda r=reference, a=arg: r(a, out),
                       lambda op=op, t=targ: numba_math.map(op, t, tout)))

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from minitensor import operators
 from minitensor.backends import fast as fast_module
-from minitensor.backends import fast_codegen, fast_launch
+from minitensor.backends import fast_codegen, fast_launch, fast_numpy
 from minitensor.backends.base import strided_view
 from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, matrix_layout
 from minitensor.backends.fast import backend as fast
@@ -922,8 +922,11 @@ def test_numpy_math_path_and_numba_kernel_agree_with_simple(op: str, dtype: type
 
 @pytest.mark.parametrize("op", sorted(NUMPY_MATH))
 def test_numpy_math_long_calls_split_over_threads_and_blocks(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A long contiguous call runs in one piece per thread (and sigmoid in cache blocks): same values as one call."""
+    """A long contiguous call runs in one piece per thread (and sigmoid in cache blocks): same values as one call
+    (on a CPU whose NumPy loops are SIMD, where long exp/log/tanh calls take them)."""
     monkeypatch.setattr(fast_module.numba, "get_num_threads", lambda: 3)
+    monkeypatch.setattr(fast_numpy, "NUMPY_SIMD_MATH", True)
+    monkeypatch.setattr(fast_module, "_map_plans", {})
     x = np.random.default_rng(4).normal(0, 30, THREADED_MATH_MIN + 7)
     x[::1000] = [np.nan, np.inf, -np.inf, 0.0] * (len(x[::1000]) // 4) + [0.5] * (len(x[::1000]) % 4)
     out = fast.empty(x.shape, np.dtype(np.float64))
@@ -935,6 +938,43 @@ def test_numpy_math_long_calls_split_over_threads_and_blocks(op: str, monkeypatc
     if op == "sigmoid":
         with np.errstate(over="ignore"):
             np.testing.assert_allclose(want, 1 / (1 + np.exp(-x)), rtol=4 * np.finfo(np.float64).eps, atol=0)
+
+
+@pytest.mark.parametrize("simd", [True, False])
+@pytest.mark.parametrize("op", sorted(NUMPY_MATH))
+def test_long_math_calls_take_the_kernel_where_numpy_loops_are_scalar(op: str, simd: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without AVX-512F (NumPy's float64 exp/log/tanh loops scalar there) calls of KERNEL_MATH_FROM elements or more
+    run the Numba kernel, bit for bit kernel_only's result; with it, and below that size, NumPy's loop, bit for bit
+    NumPy's. sigmoid takes NumPy's formula but for float32 from that size. The kernel's values are NumPy's within 2 ulps (float32: 1 ulp of
+    the correctly rounded value, where NumPy's float32 loops are 2-3 ulps off)."""
+    monkeypatch.setattr(fast_numpy, "NUMPY_SIMD_MATH", simd)
+    monkeypatch.setattr(fast_module, "_map_plans", {})
+    kernel_only = FastBackend(use_numpy_math=False)
+    rng = np.random.default_rng(6)
+    for dtype in (np.float32, np.float64):
+        for size in (fast_numpy.KERNEL_MATH_FROM - 1, fast_numpy.KERNEL_MATH_FROM):
+            x = rng.uniform(-20.0, 20.0, size).astype(dtype)
+            x = np.abs(x) if op == "log" else x
+            got, kernel = fast.empty((size,), np.dtype(dtype)), kernel_only.empty((size,), np.dtype(dtype))
+            fast.map(op, fast.from_numpy(x), got)
+            kernel_only.map(op, kernel_only.from_numpy(x), kernel)
+            numpy_values = np.empty_like(x)
+            NUMPY_MATH[op](x, numpy_values)
+            takes_kernel = size >= fast_numpy.KERNEL_MATH_FROM and (dtype == np.float32 if op == "sigmoid" else not simd)
+            want = fast.to_numpy(kernel) if takes_kernel else numpy_values
+            np.testing.assert_array_equal(fast.to_numpy(got), want)
+            np.testing.assert_allclose(fast.to_numpy(kernel), numpy_values, rtol=3 * np.finfo(dtype).eps, atol=0)
+
+
+def test_numpy_simd_flag_follows_the_cpu() -> None:
+    """NUMPY_SIMD_MATH is whether NumPy itself reports AVX-512F (its exp/log/tanh dispatch), read independently."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__
+
+    assert fast_numpy.NUMPY_SIMD_MATH == bool(__cpu_features__.get("AVX512F"))
 
 
 TORCH_FIRST_SCRIPT = r"""

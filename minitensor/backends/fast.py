@@ -33,6 +33,7 @@ from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are p
     THREADED_MATH_MIN,
     gather_twin,
     map_twin,
+    math_route,
     numpy_math,
     reduce_math,
     reduce_twin,
@@ -88,7 +89,7 @@ _twins: dict[tuple, Any] = {}  # (method, dtypes, shapes, strides, dim) -> exact
 def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Any, Callable[..., Any], tuple]:
     """(NUMPY_MATH function or None, exact NumPy twin or None, kernel, layout arguments) of ``map(op, a, out)``;
     ``out`` is not empty."""
-    fn = NUMPY_MATH.get(op)
+    fn = math_route(op, out.size, out.dtype)
     if not (a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape):
         fn = None
     twin = map_twin(op, a, out)
@@ -131,7 +132,8 @@ def split_factor(length: int, most: int = 64) -> int:
 
 class FastBackend(FusedKernels, HostBackend):
     """Parallel Numba kernels. Like dense matmuls (BLAS), float ``exp``, ``log``, ``tanh`` and ``sigmoid`` are
-    delegated to NumPy's vectorised loops (``NUMPY_MATH``), and small work with an exact NumPy twin runs it
+    delegated to NumPy's vectorised loops (``NUMPY_MATH``; exp, log and tanh only below KERNEL_MATH_FROM elements
+    where NumPy's loops are not SIMD: :func:`math_route`), and small work with an exact NumPy twin runs it
     (:mod:`minitensor.backends.fast_numpy`); ``use_blas=False`` / ``use_numpy_math=False`` / ``use_numpy_twins=False``
     force the Numba kernels (tests, benchmarks)."""
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..tensor_data import TensorData
 from .fast_codegen import DEFAULT_COMPUTE, kernel_module
+from .fast_intrinsics import cpu_has
 
 TWIN_BELOW = 1 << 17  # elements of work under which an exact NumPy twin runs instead of a Numba kernel
 BLOCK = 1 << 16  # elements per L2-sized block of a multi-pass formula (sigmoid)
@@ -303,6 +304,27 @@ NUMPY_MATH: dict[str, Callable[..., Any]] = {
 }
 """Maps NumPy's SIMD loops do several times faster than a per-element ``math`` call (float in, same float out):
 ``fn(x, out)`` on NumPy views. Same results as the kernels within a few ulps, nan/inf where they have them."""
+KERNEL_MATH_FROM = TWIN_BELOW
+"""Elements from which exp, log and tanh run the Numba kernels (:mod:`minitensor.backends.fast_math`) instead of
+NumPy's loops on a CPU without AVX-512F: NumPy's float64 exp, log and tanh loops are scalar there (10^7 elements, one
+thread, this VM: exp 101 ms, the kernel 29; tanh 176 / 58; log 52 / 39; float32 exp 24 / 9.5, tanh 39 / 18), while
+with AVX-512F both run at memory speed (0.94-1.01). Smaller calls stay on NumPy's loops, which compile nothing."""
+NUMPY_SIMD_MATH = cpu_has("avx512f")
+"""Whether NumPy's exp/log/tanh loops are SIMD on this CPU for both float dtypes (NumPy dispatches them on
+AVX-512F)."""
+
+
+def math_route(op: str, size: int, dtype: np.dtype) -> Callable[..., Any] | None:
+    """The NumPy loop ``map(op)`` takes for ``size`` elements of ``dtype`` (float, one shape in and out), or None for
+    the Numba kernel. float64 sigmoid always takes NumPy's formula: its kernel is too often 1 ulp off the correctly
+    rounded value where the gradient y (1 - y) cancels (x ~ 25); float32 sigmoid (computed in float64, rounded once)
+    takes the kernel from KERNEL_MATH_FROM on every CPU (10^7 elements, one thread: 34 ms against 80-107 for the
+    NumPy formula)."""
+    if size >= KERNEL_MATH_FROM and (dtype == F32 if op == "sigmoid" else not NUMPY_SIMD_MATH):
+        return None
+    return NUMPY_MATH.get(op)
+
+
 _math_pool: Any = None
 
 
