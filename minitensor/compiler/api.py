@@ -8,8 +8,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..autodiff import is_grad_enabled
 from ..backends.base import Backend
 from ..errors import CompileError
@@ -18,6 +16,7 @@ from ..tensor import Tensor
 from ..tensor_data import TensorData
 from .capture import Trace, root_of
 from .plan import Plan, copy_into, fresh_copy
+from .pytree import flatten, is_optimizer, rebuild, template_of
 from .reuse import share_dead_buffers, visible_roots
 
 __all__ = ["compile", "CompiledFunction"]
@@ -159,7 +158,7 @@ class Entry:
                 copy = Tensor(fresh_copy(buffer.backend, grad._data), buffer.backend)
                 leaf.grad = copy if leaf.grad is None else leaf.grad._zip("add", copy)
         values = [Tensor(fresh_copy(backend, data), backend) for backend, data in self.outputs]
-        return _rebuild(self.template, iter(values))
+        return rebuild(self.template, iter(values))
 
 
 class CompiledFunction:
@@ -195,7 +194,7 @@ class CompiledFunction:
             parts: list[Any] = [(a._data.shape, a._data.dtype.str, id(a.backend), a._requires_grad) for a in args]
         else:
             leaves, parts = [], ["nested"]
-            _flatten((args, kwargs), leaves, parts)
+            flatten((args, kwargs), leaves, parts)
         objects = self._discover(args, kwargs)
         key = (tuple(parts), is_grad_enabled(), self._state_key(objects))
         entries = self._plans.get(key)
@@ -221,7 +220,7 @@ class CompiledFunction:
             buffer = Tensor(type(leaf.backend).empty(leaf.backend, leaf.shape, leaf.dtype), leaf.backend)
             copy_into(leaf.backend, leaf._data, buffer._data)
             buffers.append(buffer.requires_grad_(True) if leaf.requires_grad else buffer)
-        traced_args, traced_kwargs = _rebuild((args, kwargs), iter(buffers))
+        traced_args, traced_kwargs = rebuild((args, kwargs), iter(buffers))
         start = self._slots(objects)
         trace = Trace([leaf.backend for leaf in leaves])
         with trace:
@@ -239,7 +238,7 @@ class CompiledFunction:
                 copy_in.append((slot, data, backend))
         fixups = [(slot, value) for k, (slot, value) in end.items() if k not in start or start[k][1] is not value]
         outputs: list[tuple[Backend, TensorData]] = []
-        template = _template(result, outputs)
+        template = template_of(result, outputs)
         entry = Entry(plan, buffers, copy_in, fixups, template, outputs)
         return entry, entry.finish(leaves)
 
@@ -264,7 +263,7 @@ class CompiledFunction:
     def _discover_all(self, args: Any, kwargs: Any) -> list[Any]:
         candidates: list[Any] = [*args, *kwargs.values()]
         for arg in [*args, *kwargs.values()]:  # an object holding the model and optimizer (a method's self)
-            if not isinstance(arg, (Tensor, Module)) and not _is_optimizer(arg) and hasattr(arg, "__dict__"):
+            if not isinstance(arg, (Tensor, Module)) and not is_optimizer(arg) and hasattr(arg, "__dict__"):
                 candidates.extend(vars(arg).values())
         owner = getattr(self.fn, "__self__", None)
         if owner is not None:
@@ -296,7 +295,7 @@ class CompiledFunction:
                 candidates.extend(obj.values())
         found, seen = [], set()
         for obj in candidates:
-            if (isinstance(obj, Module) or _is_optimizer(obj)) and id(obj) not in seen:
+            if (isinstance(obj, Module) or is_optimizer(obj)) and id(obj) not in seen:
                 seen.add(id(obj))
                 found.append(obj)
         return found
@@ -355,70 +354,3 @@ def _filled(cell: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _is_optimizer(obj: Any) -> bool:
-    return hasattr(obj, "param_groups") and hasattr(obj, "state") and not isinstance(obj, type)
-
-
-def _flatten(value: Any, leaves: list[Tensor], parts: list[Any]) -> None:
-    """Tensors of ``value`` (nested tuples, lists, dicts) into ``leaves``; the guard key of everything into ``parts``."""
-    if isinstance(value, Tensor):
-        leaves.append(value)
-        parts.append((value.shape, value.dtype.str, id(value.backend), value.requires_grad))
-    elif isinstance(value, (tuple, list)):
-        parts.append((type(value).__name__, len(value)))
-        for item in value:
-            _flatten(item, leaves, parts)
-    elif isinstance(value, dict):
-        parts.append(("dict", tuple(value)))
-        for item in value.values():
-            _flatten(item, leaves, parts)
-    elif isinstance(value, Module) or _is_optimizer(value):
-        parts.append(("object", id(value)))
-    elif isinstance(value, np.ndarray):
-        raise CompileError(f"a compiled function got a NumPy array argument (shape {value.shape}); its values would be "
-                           "frozen into the recording. Pass a tensor instead (minitensor.tensor(array))")
-    else:
-        try:
-            hash(value)
-        except TypeError:
-            raise CompileError(f"a compiled function got an unhashable {type(value).__name__} argument; only tensors, "
-                               "nested tuples/lists/dicts of them, and hashable values (compared by value) can be "
-                               "arguments") from None
-        parts.append((type(value).__name__, value))
-
-
-def _rebuild(template: Any, values: Any) -> Any:
-    """``template`` with each tensor (or output placeholder) replaced by the next of ``values``."""
-    if isinstance(template, (Tensor, _Out)):
-        return next(values)
-    if isinstance(template, tuple) and not hasattr(template, "_fields"):
-        return tuple(_rebuild(item, values) for item in template)
-    if isinstance(template, tuple):  # a namedtuple
-        return type(template)(*(_rebuild(item, values) for item in template))
-    if isinstance(template, list):
-        return [_rebuild(item, values) for item in template]
-    if isinstance(template, dict):
-        return {key: _rebuild(item, values) for key, item in template.items()}
-    return template
-
-
-class _Out:
-    """Where a returned tensor goes in the output structure."""
-
-
-def _template(result: Any, outputs: list[tuple[Backend, TensorData]]) -> Any:
-    """The structure of ``result`` with its tensors replaced by placeholders; their data appended to ``outputs``."""
-    if isinstance(result, Tensor):
-        outputs.append((result.backend, result._data))
-        return _Out()
-    if isinstance(result, tuple) and not hasattr(result, "_fields"):
-        return tuple(_template(item, outputs) for item in result)
-    if isinstance(result, tuple):
-        return type(result)(*(_template(item, outputs) for item in result))
-    if isinstance(result, list):
-        return [_template(item, outputs) for item in result]
-    if isinstance(result, dict):
-        return {key: _template(item, outputs) for key, item in result.items()}
-    return result
