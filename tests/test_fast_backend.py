@@ -29,7 +29,7 @@ from minitensor.backends.base import strided_view
 from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, matrix_layout
 from minitensor.backends.fast import backend as fast
 from minitensor.backends.fast_codegen import generate_source, kernel_module, module_stem
-from minitensor.backends.layout import coalesce, planned_layout, tiled
+from minitensor.backends.layout import chunking, coalesce, planned_layout, tiled
 from minitensor.backends.simple import backend as simple
 from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from minitensor.tensor_data import TensorData
@@ -333,6 +333,15 @@ def test_square_matmul_against_numpy(dtype: type) -> None:
 
 
 # --- planning helpers and warm start -------------------------------------------------------------------
+
+
+@given(st.integers(1, 10**8), st.sampled_from([1, 7, 64]))
+def test_chunks_cover_the_work_once_and_keep_alignment(total: int, align: int) -> None:
+    """Chunks (n, per_chunk) cover every element exactly once (the last may be short, none empty), number at most
+    256, and hold a multiple of ``align`` elements."""
+    n, per_chunk = chunking(np.array([total], dtype=np.int64), align=align)
+    assert 1 <= n <= 256 and per_chunk % align == 0
+    assert (n - 1) * per_chunk < total <= n * per_chunk
 
 
 def test_coalesce_merges_contiguous_dims_and_keeps_strided_ones() -> None:

@@ -15,7 +15,7 @@ from ..tensor_data import TensorData, normalize_dim
 from . import fast_launch
 from .base import Backend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
-from .layout import chunking, row_plan
+from .layout import ELEMENT_ALIGN, chunking, row_plan
 
 SMALL_SOFTMAX = 4096
 """Below this many elements softmax and log_softmax run the small-input kernels (``math.exp`` per element, quick to
@@ -41,7 +41,7 @@ def _step(data: TensorData, dim: int) -> int:
 
 def _chunks(size: int) -> tuple[int, int]:
     """(chunks, elements per chunk) for an element-wise kernel over ``size`` elements."""
-    return chunking(np.array([size], dtype=np.int64))
+    return chunking(np.array([size], dtype=np.int64), align=ELEMENT_ALIGN)
 
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
