@@ -70,9 +70,10 @@ def median_times(
     """Median wall times of ``repeat`` calls of each, alternating so both see the same machine load, and the median of
     the per-pair ratios (NumPy / minitensor: a pair shares the load of its moment, so drifting load cancels)."""
     limit = (lambda: threadpool_limits(limits=1, user_api="blas")) if limit_blas else contextlib.nullcontext
-    numpy_fn()
-    with limit():
-        fast_fn()
+    for _ in range(3):  # a fresh buffer's first touches fault slowly on these VMs for a while: warm both up
+        numpy_fn()
+        with limit():
+            fast_fn()
     numpy_times, fast_times = [], []
     for _ in range(repeat):
         numpy_times.append(timed(numpy_fn))
