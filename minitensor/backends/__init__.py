@@ -35,7 +35,7 @@ def get_backend(name: str | Backend | None = None) -> Backend:
         return name
     if name is None:
         name = default_backend_name()
-    loaded = _loaded.get(name)  # type: ignore[arg-type]
+    loaded = _loaded.get(name)
     if loaded is not None:
         return loaded
     if name == "cpu":  # PyTorch's device name: the default backend unless that is the GPU one

@@ -4,6 +4,7 @@ coming out)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -47,36 +48,36 @@ def flatten(value: Any, leaves: list[Tensor], parts: list[Any]) -> None:
         parts.append((type(value).__name__, value))
 
 
-def rebuild(template: Any, values: Any) -> Any:
-    """``template`` with each tensor (or output placeholder) replaced by the next of ``values``."""
-    if isinstance(template, (Tensor, _Out)):
-        return next(values)
-    if isinstance(template, tuple) and not hasattr(template, "_fields"):
-        return tuple(rebuild(item, values) for item in template)
-    if isinstance(template, tuple):  # a namedtuple
-        return type(template)(*(rebuild(item, values) for item in template))
-    if isinstance(template, list):
-        return [rebuild(item, values) for item in template]
-    if isinstance(template, dict):
-        return {key: rebuild(item, values) for key, item in template.items()}
-    return template
+def _replace(value: Any, leaf: tuple[type, ...], fn: Callable[[Any], Any]) -> Any:
+    """``value`` (nested tuples, namedtuples, lists, dicts) with each instance of ``leaf`` replaced by ``fn(it)``, in
+    order; anything else is kept as it is."""
+    if isinstance(value, leaf):
+        return fn(value)
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_replace(item, leaf, fn) for item in value)
+    if isinstance(value, tuple):  # a namedtuple
+        return type(value)(*(_replace(item, leaf, fn) for item in value))
+    if isinstance(value, list):
+        return [_replace(item, leaf, fn) for item in value]
+    if isinstance(value, dict):
+        return {key: _replace(item, leaf, fn) for key, item in value.items()}
+    return value
 
 
 class _Out:
     """Where a returned tensor goes in the output structure."""
 
 
+def rebuild(template: Any, values: Iterator[Any]) -> Any:
+    """``template`` with each tensor (or output placeholder) replaced by the next of ``values``."""
+    return _replace(template, (Tensor, _Out), lambda _: next(values))
+
+
 def template_of(result: Any, outputs: list[tuple[Backend, TensorData]]) -> Any:
     """The structure of ``result`` with its tensors replaced by placeholders; their data appended to ``outputs``."""
-    if isinstance(result, Tensor):
-        outputs.append((result.backend, result._data))
+
+    def placeholder(tensor: Tensor) -> _Out:
+        outputs.append((tensor.backend, tensor._data))
         return _Out()
-    if isinstance(result, tuple) and not hasattr(result, "_fields"):
-        return tuple(template_of(item, outputs) for item in result)
-    if isinstance(result, tuple):
-        return type(result)(*(template_of(item, outputs) for item in result))
-    if isinstance(result, list):
-        return [template_of(item, outputs) for item in result]
-    if isinstance(result, dict):
-        return {key: template_of(item, outputs) for key, item in result.items()}
-    return result
+
+    return _replace(result, (Tensor,), placeholder)
