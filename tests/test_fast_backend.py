@@ -424,7 +424,7 @@ from minitensor.backends.fast import FastBackend
 fast = FastBackend(use_numpy_twins=False)  # small "neg" calls would run its NumPy twin, not the kernel
 from minitensor.backends.fast_codegen import kernel_module
 fast.map("neg", fast.from_numpy(np.ones(5)), fast.empty((5,), np.float64))
-stats = kernel_module("map", "neg", parallel=False).map_kernel.stats
+stats = kernel_module("map", "neg", parallel=False).map_flat_kernel.stats
 print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values())}))
 """
 
@@ -1128,3 +1128,28 @@ def test_in_place_kernel_calls_match_out_of_place(family: str, op: str, written:
         target = y if written == "b" else x
         call(x, y, target)
         np.testing.assert_array_equal(strided_view(target), strided_view(fresh))
+
+
+@pytest.mark.parametrize("family,op,dtype", [("map", "neg", np.int64), ("map", "exp", np.float32), ("map", "sqrt", np.float64),
+                                             ("zip", "relu_back", np.float32), ("zip", "div", np.float64),
+                                             ("zip", "mul", np.int64)])
+def test_flat_calls_take_the_flat_kernel_with_the_general_kernels_bits(family: str, op: str, dtype: type) -> None:
+    """Contiguous operands take the flat map/zip kernel, a spaced output the general one; the two write the same
+    bits (several chunks and a ragged end), and only the contiguous call takes the flat kernel."""
+    kernels = FastBackend(use_numpy_twins=False, use_numpy_math=False)
+    n = 50_000 + 13
+    rng = np.random.default_rng(11)
+    inputs = [TensorData((rng.standard_normal(n) * 20).astype(dtype), (n,)) for _ in range(1 if family == "map" else 2)]
+    flat, spaced = make_out((n,), np.dtype(dtype), "contiguous"), make_out((n,), np.dtype(dtype), "spaced")
+    with np.errstate(all="ignore"):
+        for out in (flat, spaced):
+            getattr(kernels, family)(op, *inputs, out)
+            kernel, _ = fast_module.elementwise_kernel(family, op, inputs, out, lazy=False)
+            name = getattr(kernel, "py_func", kernel).__name__
+            assert name == (f"{family}_flat_kernel" if out is flat else f"{family}_kernel")
+    got, want = strided_view(flat), np.ascontiguousarray(strided_view(spaced))
+    if got.dtype.kind == "f":  # bits, zero signs included; any nan equals any nan (a vector sqrt(-1) is -nan)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        got, want = np.where(np.isnan(got), 0, got), np.where(np.isnan(want), 0, want)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    check_gaps(spaced)

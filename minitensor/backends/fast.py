@@ -93,17 +93,26 @@ def map_plan(op: str, a: TensorData, out: TensorData) -> tuple[Any, Any, Callabl
     if not (a.dtype == out.dtype and out.dtype in BLAS_DTYPES and a.shape == out.shape):
         fn = None
     twin = map_twin(op, a, out)
-    lookup = lazy_kernel if twin or fn else find_kernel
-    kernel = lookup("map_kernel", "map", op, compute_type(a), use_parallel(out.size))
-    return fn, twin, kernel, planned_layout(out, [a])
+    return (fn, twin, *elementwise_kernel("map", op, [a], out, lazy=bool(twin or fn)))
 
 
 def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[Any, Callable[..., Any], tuple]:
     """(exact NumPy twin or None, kernel, layout arguments) of ``zip(op, a, b, out)``; ``out`` is not empty."""
     twin = zip_twin(op, a, b, out)
-    lookup = lazy_kernel if twin else find_kernel
-    kernel = lookup("zip_kernel", "zip", op, compute_type(a, b), use_parallel(out.size))
-    return twin, kernel, planned_layout(out, [a, b])
+    return (twin, *elementwise_kernel("zip", op, [a, b], out, lazy=twin is not None))
+
+
+def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: TensorData,
+                       lazy: bool) -> tuple[Callable[..., Any], tuple]:
+    """The ``family`` ("map" or "zip") kernel for this call and its arguments after the storages: the flat kernel
+    (total, chunks, chunk size) when every operand is one contiguous run from its storage's start, else the general
+    kernel with the planned layout (shape, strides, chunks, chunk size). ``lazy``: found at its first call."""
+    shape, strides, n_chunks, per_chunk = planned_layout(out, inputs)
+    flat = shape.size == 1 and bool((strides == 1).all())
+    lookup = lazy_kernel if lazy else find_kernel
+    kernel = lookup(f"{family}_flat_kernel" if flat else f"{family}_kernel", family, op, compute_type(*inputs),
+                    use_parallel(out.size))
+    return kernel, ((int(shape[0]), n_chunks, per_chunk) if flat else (shape, strides, n_chunks, per_chunk))
 
 
 def compute_type(*inputs: TensorData) -> str:
