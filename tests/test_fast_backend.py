@@ -1153,3 +1153,25 @@ def test_flat_calls_take_the_flat_kernel_with_the_general_kernels_bits(family: s
         got, want = np.where(np.isnan(got), 0, got), np.where(np.isnan(want), 0, want)
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
     check_gaps(spaced)
+
+
+@pytest.mark.parametrize("op,dtype", [("sum", np.float32), ("sum", np.float64), ("max", np.float64), ("prod", np.int64)])
+def test_contiguous_rows_take_the_rows_kernel_with_the_inner_kernels_bits(op: str, dtype: type) -> None:
+    """A fold of contiguous rows into a contiguous output takes the rows kernel; a spaced output the general inner
+    kernel. The two give the same bits (float sums reassociate the same way), over several chunks, and a fold of a
+    whole tensor into one element takes the rows kernel too."""
+    kernels = FastBackend(use_numpy_twins=False, use_numpy_math=False)
+    rng = np.random.default_rng(12)
+    rows, length = 3001, 37
+    a = TensorData((rng.standard_normal(rows * length) * (1 if op == "prod" else 20)).astype(dtype), (rows, length))
+    flat, spaced = make_out((rows, 1), np.dtype(dtype), "contiguous"), make_out((rows, 1), np.dtype(dtype), "spaced")
+    for out in (flat, spaced):
+        kernels.reduce(op, a, 1, out)
+        assert fast_module.reduce_plan(a, 1, out)[0] == ("reduce_rows_kernel" if out is flat else "reduce_inner")
+    np.testing.assert_array_equal(strided_view(flat).view(np.uint8), np.ascontiguousarray(strided_view(spaced)).view(np.uint8))
+    check_gaps(spaced)
+    whole, one = TensorData(a.storage, (rows * length,)), make_out((1,), np.dtype(dtype), "contiguous")
+    kernels.reduce(op, whole, 0, one)
+    assert fast_module.reduce_plan(whole, 0, one)[0] == "reduce_rows_kernel"
+    simple.reduce(op, whole, 0, ref := make_out((1,), np.dtype(dtype), "contiguous"))
+    np.testing.assert_allclose(strided_view(one), strided_view(ref), rtol=1e-4 if dtype == np.float32 else 1e-12)

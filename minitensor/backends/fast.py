@@ -58,7 +58,9 @@ def reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tuple]:
 
 
 def make_reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tuple]:
-    """Reduce ``a`` along ``dim`` into ``out``: order and merge the kept dims, pick the inner or outer kernel."""
+    """Reduce ``a`` along ``dim`` into ``out``: order and merge the kept dims, pick the kernel (outer: the reduced dim
+    is not the most contiguous; rows: each fold one contiguous run, the runs and outputs one after another; else
+    inner)."""
     length = a.shape[dim]
     stride = a.strides[dim] if length > 1 else 0
     dims = [(a.shape[i], [out.strides[i], a.strides[i]]) for i in range(a.dims) if i != dim and a.shape[i] != 1]
@@ -74,6 +76,8 @@ def make_reduce_plan(a: TensorData, dim: int, out: TensorData) -> tuple[str, tup
         so, sa = int(strides[0, -1]), int(strides[1, -1])
         return "reduce_outer", (outer_shape, outer_strides, inner, so, sa, length, stride, tile)
     n_chunks, per_chunk = chunking(shape, min_chunk=max(1, 16384 // max(length, 1)))
+    if stride == 1 and shape.size == 1 and (shape[0] == 1 or (strides[0, 0] == 1 and strides[1, 0] == length)):
+        return "reduce_rows_kernel", (int(shape[0]), length, n_chunks, per_chunk)  # rows one after another
     return "reduce_inner", (shape, strides, length, stride, n_chunks, per_chunk)
 
 

@@ -297,6 +297,19 @@ def reduce_inner(a, out, shape, strides, length, stride, n_chunks, per_chunk):
 
 
 @njit(parallel=PARALLEL == "parallel", cache=True, fastmath=REDUCE_FASTMATH)
+def reduce_rows_kernel(a, out, rows, length, n_chunks, per_chunk):
+    """out[r] = the fold of a[r * length : (r + 1) * length] for r < ``rows`` (the flat case of reduce_inner: rows
+    that follow each other in ``a``, outputs that follow each other in ``out``); chunks hold ``per_chunk`` rows."""
+    for c in prange(n_chunks):
+        for r in range(c * per_chunk, min(c * per_chunk + per_chunk, rows)):
+            acc = FOLD_START
+            a_run = a[r * length : r * length + length]
+            for k in range(length):
+                acc = fold(acc, compute(a_run[k]))
+            out[r] = acc
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True, fastmath=REDUCE_FASTMATH)
 def reduce_outer(a, out, outer_shape, outer_strides, inner, so, sa, length, stride, tile):
     """Fold along a dim that is not the innermost: the inner loop runs along the output's last dim.
 
