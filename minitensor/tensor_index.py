@@ -25,6 +25,7 @@ import numpy as np
 from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context, is_grad_enabled
+from .compiler.capture import active
 from .errors import DTypeError, IndexOutOfRangeError, ShapeError
 from .index_key import INDEX_DTYPES, _basic, _broadcast_all, _expand_key, _is_basic
 from .tensor_data import normalize_dim, shape_broadcast
@@ -56,15 +57,17 @@ def _check_mask_dtype(mask: Any, name: str) -> None:
         raise DTypeError(f"{name}: mask must be a bool tensor, got {got}; compare first (x > 0) or call .bool()")
 
 
-def _check_range(index: Tensor, low: int, size: int, what: str) -> None:
-    """IndexOutOfRangeError unless every value of ``index`` lies in [low, size) (one host sync)."""
+def _check_range(index: Tensor, low: int, size: int, what: str) -> int:
+    """IndexOutOfRangeError unless every value of ``index`` lies in [low, size) (one host sync); returns the smallest
+    value (0 when there is none)."""
     if index.numel() == 0:
-        return
+        return 0
     lo, hi = int(index.amin().item()), int(index.amax().item())
     if lo < low or hi >= size:
         raise IndexOutOfRangeError(
             f"{what}: index values range over [{lo}, {hi}], out of range [{low}, {size}) for a dim of size {size}"
         )
+    return lo
 
 
 def _head(x: Tensor, shape: Sequence[int], skip: int | None = None) -> Tensor:
@@ -84,9 +87,10 @@ def _flat_index(indices: list[Tensor], sizes: list[int]) -> Tensor:
         raise ShapeError(f"indexing tensors could not be broadcast together with shapes {shapes}") from error
     flat = None
     for index, size in zip(indices, sizes):
-        _check_range(index, -size, size, "index")
+        lowest = _check_range(index, -size, size, "index")
         index = index.cast(dtypes.int64)
-        index = index.remainder(size) if size else index
+        if size and (lowest < 0 or active() is not None):  # a traced step wraps always: replays may see negatives
+            index = index.remainder(size)
         flat = index if flat is None else flat * size + index
     assert flat is not None
     return flat.expand(*shape)

@@ -65,7 +65,7 @@ def _float_operands(a: Any, b: Any) -> tuple[Tensor, Tensor]:
 
 def _check_divisor(a: Tensor, b: Tensor, symbol: str) -> None:
     """Integer division by zero has no integer result: raise (as PyTorch does) instead of storing garbage."""
-    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and bool((b == 0).any()):
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and (b.item() == 0 if b.numel() == 1 else bool((b == 0).any())):
         raise DivisionByZeroError(f"integer division by zero in {a.dtype} {a.shape} {symbol} {b.dtype} {b.shape}")
 
 

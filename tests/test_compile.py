@@ -232,6 +232,24 @@ def test_replays_still_validate_class_indices() -> None:
         assert opt.state[p]["step"].item() == 3
 
 
+def test_index_tensors_traced_without_negatives_replay_negatives_like_eager() -> None:
+    """Eager indexing skips the wrap of negative indices when there is none; a traced step wraps always, so a replay
+    given negative indices gathers what eager does (and an out-of-range index is still refused)."""
+    values = np.arange(24.0).reshape(6, 4)
+    table = mt.tensor(values, backend="fast", requires_grad=True)
+
+    def lookup(rows: mt.Tensor, cols: mt.Tensor) -> mt.Tensor:
+        return table[rows, cols] * 2.0
+
+    step = mt.compile(lookup)
+    for rows, cols in (([0, 3, 5], [1, 0, 3]), ([1, 2, 4], [2, 2, 0]), ([1, -1, 0], [-1, 0, -4]), ([5, -2, 3], [3, -3, -1])):
+        args = mt.tensor(rows, backend="fast"), mt.tensor(cols, backend="fast")
+        np.testing.assert_array_equal(lookup(*args).to_numpy(), values[rows, cols] * 2)
+        np.testing.assert_array_equal(step(*args).to_numpy(), values[rows, cols] * 2)
+    with pytest.raises(IndexError, match="out of range"):
+        step(mt.tensor([0, 6, 1], backend="fast"), mt.tensor([0, 0, 0], backend="fast"))
+
+
 def test_state_rebound_between_calls_is_copied_in() -> None:
     """zero_grad(set_to_none=False) inside the step reads last step's gradient buffers; a loaded optimizer state
     replaces the tensors the plan reads: both must behave as in eager."""
