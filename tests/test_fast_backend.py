@@ -1153,6 +1153,13 @@ def test_flat_calls_take_the_flat_kernel_with_the_general_kernels_bits(family: s
         got, want = np.where(np.isnan(got), 0, got), np.where(np.isnan(want), 0, want)
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
     check_gaps(spaced)
+    scalars = [TensorData(x.storage[3:4].copy(), ()) for x in inputs]  # 0-d operands: one element, flat too
+    one = make_out((), np.dtype(dtype), "contiguous")
+    with np.errstate(all="ignore"):
+        getattr(kernels, family)(op, *scalars, one)
+    kernel, _ = fast_module.elementwise_kernel(family, op, scalars, one, lazy=False)
+    assert getattr(kernel, "py_func", kernel).__name__ == f"{family}_flat_kernel"
+    np.testing.assert_array_equal(one.storage, flat.storage[3:4])  # nan equals nan here
 
 
 @pytest.mark.parametrize("op,dtype", [("sum", np.float32), ("sum", np.float64), ("max", np.float64), ("prod", np.int64)])

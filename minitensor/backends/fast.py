@@ -109,10 +109,11 @@ def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[An
 def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: TensorData,
                        lazy: bool) -> tuple[Callable[..., Any], tuple]:
     """The ``family`` ("map" or "zip") kernel for this call and its arguments after the storages: the flat kernel
-    (total, chunks, chunk size) when every operand is one contiguous run from its storage's start, else the general
-    kernel with the planned layout (shape, strides, chunks, chunk size). ``lazy``: found at its first call."""
+    (total, chunks, chunk size) when every operand is one contiguous run from its storage's start (or the call has one
+    element), else the general kernel with the planned layout (shape, strides, chunks, chunk size). ``lazy``: found
+    at its first call."""
     shape, strides, n_chunks, per_chunk = planned_layout(out, inputs)
-    flat = shape.size == 1 and bool((strides == 1).all())
+    flat = shape.size == 1 and (shape[0] == 1 or bool((strides == 1).all()))
     lookup = lazy_kernel if lazy else find_kernel
     kernel = lookup(f"{family}_flat_kernel" if flat else f"{family}_kernel", family, op, compute_type(*inputs),
                     use_parallel(out.size))
