@@ -12,6 +12,9 @@ Calling conventions (all positions are storage offsets in elements, all index ar
   2-D array with one row per operand, ``out`` first. Work is split into ``n_chunks`` chunks of
   ``rows_per_chunk`` rows (a row is the innermost dim); each chunk finds its start index once
   with ``to_index`` and then moves position by adding strides: no division per element.
+* the flat kernels (``map_flat_kernel``, ``zip_flat_kernel``, ``reduce_rows_kernel``) serve calls whose operands
+  are one contiguous run each from position 0: they take an element (or row) count instead of a shape and strides,
+  and compile in about a quarter of the general kernels' time (most of a cold first run's kernels are these).
 * values are read as ``COMPUTE`` (int64 when every input is an integer or bool tensor, else
   float64, like the ``simple`` backend) and converted on store to ``out``'s dtype (to bool:
   nonzero is True; float to int: truncation toward zero).
