@@ -8,10 +8,13 @@ applies the very scalar function its own fast kernel applies (the map kernel's `
 :mod:`minitensor.backends.fast_math` versions and their float32 variants, or the zip kernel's ``binary`` on float64
 values) and stores into its output (rounding to the output's dtype, as the separate kernel would). Every output is
 still written, so the results are bit for bit those of the separate calls; what is saved is a kernel launch and a
-pass over memory per fused call. A generated kernel is a real module in the fast backend's kernel cache directory,
-named by a hash of its text (:func:`minitensor.backends.fast_codegen.generated_module`), so Numba caches its machine
-code on disk: compiled once per machine, loaded by later processes. Runs of ``cuda`` calls (same rules) become one
-generated CUDA kernel instead (:mod:`.fuse_cuda`).
+pass over memory per fused call. A ``sum`` of everything the run wrote into one element ends a fast run: the loop adds
+each element (read back as the sum kernel reads it, in float64) as it goes, in the loop's order instead of the sum
+kernel's, so that one result is within float64 rounding of the separate sum rather than bit for bit. A generated
+kernel is a real module in the fast backend's kernel cache directory, named by a hash of its text
+(:func:`minitensor.backends.fast_codegen.generated_module`), so Numba caches its machine code on disk: compiled once
+per machine, loaded by later processes. Runs of ``cuda`` calls (same rules, no sums) become one generated CUDA kernel
+instead (:mod:`.fuse_cuda`).
 """
 
 from __future__ import annotations
@@ -93,6 +96,14 @@ def run_length(operands: tuple[Any, ...]) -> int | None:
     return n
 
 
+def _key(storage: Any) -> Any:
+    """A storage view's identity in a run: NumPy views of the same memory (start, length, dtype) are one view whichever
+    objects hold them (a plan's reused buffers are handed out as fresh views of their root); device arrays by object."""
+    if type(storage) is np.ndarray:
+        return (storage.ctypes.data, storage.size, storage.dtype.str)
+    return id(storage)
+
+
 def _flat(data: TensorData, n: int) -> bool:
     """Contiguous row-major with ``n`` elements from the start of its storage."""
     return data.size == n and data.is_contiguous() and getattr(data.storage, "size", 0) >= n
@@ -104,10 +115,11 @@ class _Run:
     def __init__(self, n: int, backend: Any):
         self.n, self.backend = n, backend
         self.ops: list[Op] = []
-        self.arrays: dict[int, Any] = {}  # NumPy arrays (fast) or device arrays (cuda)
-        self.views: dict[int, set[int]] = {}  # root id -> ids of the storages (views) of it the run uses
+        self.arrays: dict[Any, Any] = {}  # view key (_key) -> a NumPy array (fast) or device array (cuda) holding it
+        self.views: dict[int, set[Any]] = {}  # root id -> keys of the views of it the run uses
         self.written: set[int] = set()
         self.scalars: set[int] = set()  # roots read as one element
+        self.total: tuple[Any, Any] | None = None  # (storage summed, storage of the one-element sum) ending the run
 
     def accepts(self, op: Op, n: int) -> bool:
         """Whether ``op`` can join: same length, and no buffer the run writes is seen through two views or read as
@@ -116,14 +128,14 @@ class _Run:
             return False
         out = op.args[-1]
         out_root = id(root_of(out.storage))
-        if self.views.get(out_root, {id(out.storage)}) != {id(out.storage)} or out_root in self.scalars:
+        if self.views.get(out_root, {_key(out.storage)}) != {_key(out.storage)} or out_root in self.scalars:
             return False
         for data in op.args[1:-1]:
             if isinstance(data, TensorData):
                 root = id(root_of(data.storage))
-                if root in self.written and (data.size == 1 or self.views[root] != {id(data.storage)}):
+                if root in self.written and (data.size == 1 or self.views[root] != {_key(data.storage)}):
                     return False
-                if root == out_root and (data.size == 1 or data.storage is not out.storage):
+                if root == out_root and (data.size == 1 or _key(data.storage) != _key(out.storage)):
                     return False
         return True
 
@@ -132,24 +144,51 @@ class _Run:
         for data in op.args[1:]:
             if isinstance(data, TensorData):
                 root = id(root_of(data.storage))
-                self.arrays[id(data.storage)] = data.storage
-                self.views.setdefault(root, set()).add(id(data.storage))
+                self.arrays.setdefault(_key(data.storage), data.storage)
+                self.views.setdefault(root, set()).add(_key(data.storage))
                 if data.size == 1:
                     self.scalars.add(root)
         self.written.add(id(root_of(op.args[-1].storage)))
+
+    def sums(self, op: Op) -> bool:
+        """Whether ``op`` can end the run, accumulated in its loop: a ``sum`` of all of a buffer the run writes (the
+        run's length, contiguous, seen through one view) into one element of a buffer the run does not touch (fast
+        backend; float data)."""
+        if not self.ops or op.name != "reduce" or op.kwargs or op.backend is not self.backend or len(op.args) != 4:
+            return False
+        name, a, _, out = op.args
+        if name != "sum" or type(self.backend).__name__ != "FastBackend" or not isinstance(a, TensorData):
+            return False
+        if not isinstance(out, TensorData) or a.dtype.kind != "f" or out.dtype.kind != "f":
+            return False
+        if not isinstance(out.storage, np.ndarray) or not _flat(a, self.n) or not _flat(out, 1):
+            return False
+        root = id(root_of(a.storage))
+        return root in self.written and self.views[root] == {_key(a.storage)} and id(root_of(out.storage)) not in self.views
+
+    def end_with_sum(self, op: Op) -> None:
+        """End the run with ``op`` (:meth:`sums`): the loop adds up the summed buffer's elements as it writes them."""
+        _, a, _, out = op.args
+        self.arrays.setdefault(_key(out.storage), out.storage)
+        self.total = (_key(a.storage), _key(out.storage))
 
     def build(self) -> Call:
         if type(self.backend).__name__ == "CudaBackend":
             return fuse_cuda.build(self.ops, self.arrays, self.n)
         names = {key: f"a{i}" for i, key in enumerate(self.arrays)}
-        lines = [f"def fused({', '.join(names.values())}, n):", "    for i in prange(n):"]
+        lines = [f"def fused({', '.join(names.values())}, n):"]
+        lines += ["    total = 0.0"] if self.total else []
+        lines.append("    for i in prange(n):")
         for k, op in enumerate(self.ops):
-            out = names[id(op.args[-1].storage)]
-            reads = [f"{names[id(d.storage)]}[{'0' if d.size == 1 else 'i'}]" for d in op.args[1:-1]]
+            out = names[_key(op.args[-1].storage)]
+            reads = [f"{names[_key(d.storage)]}[{'0' if d.size == 1 else 'i'}]" for d in op.args[1:-1]]
             if op.name == "map":  # the map kernel's unary_into(element, out.dtype)
                 lines.append(f"        {out}[i] = op{k}({reads[0]}, {out}.dtype)")
             else:  # the zip kernel's binary(compute(a), compute(b))
                 lines.append(f"        {out}[i] = op{k}({', '.join(f'compute({r})' for r in reads)})")
+        if self.total:  # the sum kernel's float64 accumulation, in the loop's order (a parallel reduction when prange)
+            summed, into = (names[key] for key in self.total)
+            lines += [f"        total += compute({summed}[i])", f"    {into}[0] = total"]
         body = "\n".join(lines) + "\n"
         kernel = _kernel(body, self.ops, use_parallel(self.n))  # parallel by the fast backend's rule
         arrays = list(self.arrays.values())
@@ -167,13 +206,19 @@ def fuse(ops: list[Op], calls: list[Call], scratch: Any = None) -> list[Call]:
     pending: list[Call] = []
 
     def close() -> None:
-        if run is not None and len(run.ops) > 1:
+        if run is not None and len(pending) > 1:
             out.append(run.build())
         else:
             out.extend(pending)
         pending.clear()
 
     for op, call in zip(ops, calls):
+        if run is not None and run.sums(op):
+            run.end_with_sum(op)
+            pending.append(call)
+            close()
+            run = None
+            continue
         n = _fusible(op, call)
         if n is not None and run is not None and run.accepts(op, n):
             run.add(op)
