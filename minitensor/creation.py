@@ -19,6 +19,7 @@ from .dtypes import as_dtype
 from .errors import DTypeError, RaggedDataError, ShapeError
 from .random_state import generator, manual_seed
 from .tensor import Tensor
+from .tensor_data import check_shape
 
 BackendLike = str | Backend | None
 
@@ -108,14 +109,14 @@ def _shape(shape: Sequence[Any]) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     try:
-        return tuple(operator.index(s) for s in shape)  # ints only: 2.5 is an error, not a size of 2
+        result = tuple(operator.index(s) for s in shape)  # ints only: 2.5 is an error, not a size of 2
     except TypeError as error:
         raise ShapeError(f"a shape is a sequence of ints, got {tuple(shape)!r}") from error
+    check_shape(result)
+    return result
 
 
 def _filled(shape: tuple[int, ...], value: Any, dtype: np.dtype, backend: Backend, requires_grad: bool) -> Tensor:
-    if any(s < 0 for s in shape):
-        raise ShapeError(f"negative size in shape {shape}")
     if value == 0:
         return Tensor(backend.zeros(shape, dtype), backend, requires_grad=requires_grad)
     return Tensor(backend.from_numpy(np.full(shape, value, dtype=dtype)), backend, requires_grad=requires_grad)

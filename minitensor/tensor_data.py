@@ -87,6 +87,21 @@ def strides_from_shape(shape: Sequence[int]) -> Strides:
     return tuple(reversed(strides))
 
 
+MAX_EXTENT = (2**63 - 1) // 16
+"""The most elements the non-zero dims of a shape may multiply to: every stride and byte count (16-byte elements
+at most) then fits in int64, so the tensor can exist in NumPy; a zero-size tensor's other dims count too."""
+
+
+def check_shape(shape: Shape) -> None:
+    """Raise ShapeError for a negative size, or for dims (zeros left out) whose product exceeds MAX_EXTENT."""
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"negative size in shape {shape}")
+    extent = math.prod(s for s in shape if s)
+    if extent > MAX_EXTENT:
+        raise ShapeError(f"shape {shape} is too large: its non-zero dims multiply to {extent} elements, over the "
+                         f"{MAX_EXTENT} whose strides and byte counts fit in int64")
+
+
 @functools.lru_cache(maxsize=1024)
 def _contiguous_strides(shape: Shape) -> Strides:
     """strides_from_shape, cached: TensorData asks for the same few shapes on every op."""
@@ -122,8 +137,7 @@ class TensorData:
         self.dims = len(self.shape)
         if self.dims > MAX_DIMS:
             raise ShapeError(f"at most {MAX_DIMS} dims are supported, got shape {self.shape}")
-        if self.dims and min(self.shape) < 0:
-            raise ShapeError(f"negative size in shape {self.shape}")
+        check_shape(self.shape)
         self.strides: Strides = _contiguous_strides(self.shape) if strides is None else tuple(map(int, strides))
         if len(self.strides) != self.dims:
             raise ShapeError(f"strides {self.strides} do not match shape {self.shape}")
@@ -283,4 +297,5 @@ def infer_shape(shape: Sequence[Any], size: int, old_shape: Sequence[int]) -> Sh
         shape = tuple(size // known if s == -1 else s for s in shape)
     if prod(shape) != size or any(s < 0 for s in shape):
         raise ShapeError(f"cannot view shape {tuple(old_shape)} ({size} elements) as {shape} ({prod(shape)} elements)")
+    check_shape(shape)
     return shape

@@ -653,3 +653,21 @@ def test_errors_name_shapes_and_dims(backend: str) -> None:
         a.expand(-1, 2, 3)
     with pytest.raises(NonContiguousError, match=r"\(3, 2\)"):
         a.T.view(6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda b: mt.zeros(0, 10**15, 10**15, backend=b),
+    lambda b: mt.rand(0, 10**10, 10**10, backend=b),
+    lambda b: mt.zeros(0, backend=b).view(-1, 10**15, 10**15),
+    lambda b: mt.zeros(0, backend=b).reshape(0, 10**15, 10**15),
+    lambda b: mt.zeros(0, backend=b).unflatten(0, (0, 10**15, 10**15)),
+    lambda b: mt.zeros(1, backend=b).expand(10**15, 10**15),
+    lambda b: mt.zeros(0, 1, backend=b).repeat(1, 10**30),
+], ids=["zeros", "rand", "view", "reshape", "unflatten", "expand", "repeat"])
+def test_shapes_past_int64_strides_raise_shape_error(backend: str, make: Any) -> None:
+    """A shape whose non-zero dims multiply past what int64 strides and byte counts hold is refused where it is made
+    (the fuzzer once got a zero-size view whose ``.numpy()`` then failed inside NumPy)."""
+    with pytest.raises(ShapeError, match="too large"):
+        make(backend)
+    x = mt.zeros(0, 2**40, backend=backend).view(2**40, 0)  # large but representable: fine, like NumPy's
+    assert x.shape == (2**40, 0) and x.numpy().shape == np.zeros((2**40, 0)).shape
