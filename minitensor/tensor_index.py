@@ -78,8 +78,9 @@ def _head(x: Tensor, shape: Sequence[int], skip: int | None = None) -> Tensor:
 # --- advanced __getitem__ ---
 
 
-def _flat_index(indices: list[Tensor], sizes: list[int]) -> Tensor:
-    """One int64 index into the advanced dims flattened row-major: indices broadcast, wrapped and bounds-checked."""
+def _flat_index(indices: list[Tensor], sizes: list[int], in_range: bool = False) -> Tensor:
+    """One int64 index into the advanced dims flattened row-major: indices broadcast, wrapped and bounds-checked
+    (``in_range``: the caller has already checked that every value lies in [0, size))."""
     try:
         shape = _broadcast_all([i.shape for i in indices])
     except ShapeError as error:
@@ -87,7 +88,7 @@ def _flat_index(indices: list[Tensor], sizes: list[int]) -> Tensor:
         raise ShapeError(f"indexing tensors could not be broadcast together with shapes {shapes}") from error
     flat = None
     for index, size in zip(indices, sizes):
-        lowest = _check_range(index, -size, size, "index")
+        lowest = 0 if in_range else _check_range(index, -size, size, "index")
         index = index.cast(dtypes.int64)
         if size and (lowest < 0 or active() is not None):  # a traced step wraps always: replays may see negatives
             index = index.remainder(size)
@@ -96,8 +97,9 @@ def _flat_index(indices: list[Tensor], sizes: list[int]) -> Tensor:
     return flat.expand(*shape)
 
 
-def _advanced(x: Tensor, key: tuple[Any, ...]) -> Tensor:
-    """x[key] for keys with index tensors: basic part as a view, then one gather over the advanced dims."""
+def _advanced(x: Tensor, key: tuple[Any, ...], in_range: bool = False) -> Tensor:
+    """x[key] for keys with index tensors: basic part as a view, then one gather over the advanced dims
+    (``in_range``: as for ``_flat_index``)."""
     items = _expand_key(x, key)
     view = _basic(x, [slice(None) if _is_tensor(k) else k for k in items])
     adv_dims, indices, out_dim = [], [], 0
@@ -112,7 +114,7 @@ def _advanced(x: Tensor, key: tuple[Any, ...]) -> Tensor:
     adjacent = adv_dims == list(range(adv_dims[0], adv_dims[0] + len(adv_dims)))
     front = adv_dims[0] if adjacent else 0
     sizes = [view.shape[d] for d in adv_dims]
-    flat = _flat_index(indices, sizes)
+    flat = _flat_index(indices, sizes, in_range)
     moved = view.movedim(adv_dims, list(range(front, front + len(adv_dims))))
     merged = moved.reshape(*moved.shape[:front], math.prod(sizes), *moved.shape[front + len(sizes) :])
     count = flat.numel()
@@ -181,7 +183,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:  # noqa: A00
         return index_select(input.reshape(1), 0, index).reshape(())
     d = normalize_dim(dim, input.dims)
     _check_range(index, 0, input.shape[d], "index_select")
-    return _advanced(input, (slice(None),) * d + (index.reshape(-1),))
+    return _advanced(input, (slice(None),) * d + (index.reshape(-1),), in_range=True)
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002

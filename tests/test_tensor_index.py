@@ -352,3 +352,20 @@ def test_scatter_add_src_larger_than_index(backend: str) -> None:
     np.testing.assert_array_equal(out.to_numpy(), want.numpy())
     (out * mt.tensor(np.arange(12.0).reshape(3, 4), backend=backend)).sum().backward()
     assert s.grad is not None and s.grad.tolist() == [[0.0, 0.0, 0.0, 0.0], [7.0, 5.0, 0.0, 0.0]]
+
+
+def test_index_select_reads_its_index_range_once(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """index_select checks its index once (two host reads), not again inside the advanced-indexing path, and still
+    gives torch's values."""
+    from minitensor import tensor_index
+
+    calls = []
+    real = tensor_index._check_range
+    monkeypatch.setattr(tensor_index, "_check_range", lambda *args: calls.append(args[1:]) or real(*args))
+    x = np.arange(12.0).reshape(3, 4)
+    got = mt.index_select(mt.tensor(x, backend=backend), 1, mt.tensor([3, 0, 3], backend=backend))
+    want = torch.index_select(torch.tensor(x), 1, torch.tensor([3, 0, 3]))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert calls == [(0, 4, "index_select")]
+    mt.tensor(x, backend=backend)[mt.tensor([2, -1], backend=backend)]  # plain indexing checks [-size, size)
+    assert calls[1:] == [(-3, 3, "index")]
