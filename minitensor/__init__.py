@@ -30,6 +30,7 @@ from .module import Module, Parameter
 from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403
+from .tensor_broadcast import *  # noqa: F403
 from .tensor_compare import *  # noqa: F403
 from .tensor_data import TensorData
 from .tensor_index import *  # noqa: F403
@@ -38,6 +39,7 @@ from .tensor_math import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
+from .tensor_stats import *  # noqa: F403
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

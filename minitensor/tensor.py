@@ -18,8 +18,10 @@ from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .tensor_arith import ArithMethods
 from .tensor_autograd import AutogradMethods
+from .tensor_broadcast import BroadcastMethods
 from .tensor_compare import CompareMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
+from .tensor_factory import FactoryMethods
 from .tensor_index import IndexMethods
 from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
@@ -28,23 +30,25 @@ from .tensor_operators import OperatorMethods
 from .tensor_order import OrderMethods
 from .tensor_reduce import ReduceMethods
 from .tensor_shape import ShapeMethods
+from .tensor_stats import StatsMethods
 
 CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 
 
 class Tensor(
-    AutogradMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, CompareMethods,
-    ReduceMethods, OrderMethods, ShapeMethods, JoinMethods, LinalgMethods,
+    AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, CompareMethods,
+    ReduceMethods, StatsMethods, OrderMethods, ShapeMethods, BroadcastMethods, JoinMethods, LinalgMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
-    Methods are grouped by concept: autograd state and entry points (tensor_autograd.py), Python operators
-    (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise math (tensor_math.py), arithmetic
-    between tensors (tensor_arith.py), comparisons, logical and bitwise ops, selection and closeness
-    (tensor_compare.py), reductions (tensor_reduce.py), scans and sorting (tensor_order.py), indexing
-    (tensor_index.py), views (tensor_shape.py), joining and copying (tensor_join.py), linear algebra (linalg.py);
-    this file holds the core: properties, raw kernel calls, deep copy and conversion.
+    Methods are grouped by concept: autograd state and entry points (tensor_autograd.py), the ``new_*`` factories
+    (tensor_factory.py), Python operators (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise
+    math (tensor_math.py), arithmetic between tensors and its composites (tensor_arith.py), comparisons, logical and
+    bitwise ops, selection and closeness (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired
+    reductions (tensor_stats.py), scans and sorting (tensor_order.py), indexing (tensor_index.py), views
+    (tensor_shape.py), broadcasting and grids (tensor_broadcast.py), joining and copying (tensor_join.py), linear
+    algebra (linalg.py); this file holds the core: properties, raw kernel calls, deep copy and conversion.
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__
@@ -104,6 +108,22 @@ class Tensor(
         if self.dims == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    nelement = numel
+    ndimension = dim
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """numel() * element_size() (of the elements seen, as PyTorch: an expanded view counts every element)."""
+        return self._data.size * self._data.dtype.itemsize
 
     # --- raw kernel calls: no history (used by Functions) ---
 

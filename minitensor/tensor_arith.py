@@ -1,5 +1,6 @@
 """Arithmetic between tensors (the ``ArithMethods`` mixin) and the matching ``mt.`` functions: add, sub, mul,
-div, pow, maximum/minimum, floor_divide, remainder, fmod, atan2. Comparisons, logical and bitwise ops, selection
+div, pow, maximum/minimum, floor_divide, remainder, fmod, atan2, and the composites lerp, addcmul, addcdiv,
+logaddexp, hypot, xlogy (built from the ops above, so their gradients come from autodiff). Comparisons, logical and bitwise ops, selection
 (where, clamp, nan_to_num) and closeness are in tensor_compare.py.
 
 Operands broadcast, and Python numbers are lifted with PyTorch's type promotion (``Tensor._operand``).
@@ -14,7 +15,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
 from .errors import DTypeError
-from .tensor_math import _check_divisor, _float_operands, _operands, _pass
+from .tensor_math import _check_divisor, _float_operands, _is_tensor, _operands, _pass
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -205,6 +206,74 @@ def atan2(self: Any, other: Any) -> Tensor:
     return Atan2.apply(*_float_operands(self, other))
 
 
+# --- composites ---
+
+
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002 - PyTorch's names
+    """input + weight * (end - input) (exact at weight 1: end - (end - input) * (1 - weight) for |weight| >= 0.5);
+    float tensors of one dtype, ``weight`` a number or a tensor, all broadcast."""
+    end = input._operand(end)
+    for name, t in (("input", input), ("end", end), ("weight", weight)):
+        if _is_tensor(t) and (t.dtype.kind != "f" or t.dtype != input.dtype):
+            raise DTypeError(f"lerp(): {name} must be a float tensor of input's dtype {input.dtype}, got {t.dtype} (shape {t.shape})")
+    span = end - input
+    if not _is_tensor(weight):
+        return input + span * weight if abs(weight) < 0.5 else end - span * (1.0 - weight)
+    return F.Where.apply(weight.abs() < 0.5, input + span * weight, end - span * (1.0 - weight))
+
+
+def _integral_value(name: str, value: Any, dtype: Any) -> None:
+    if dtype.kind in "iu" and isinstance(value, float) and not value.is_integer():
+        raise DTypeError(f"{name}(): value={value} would be truncated for {dtype} tensors; pass an int or float tensors")
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """input + value * tensor1 * tensor2 (broadcast; the dtype promoted over the three tensors; not for bool)."""
+    dtype = dtypes.result_type(input, tensor1, tensor2)
+    if dtype.kind == "b":
+        raise DTypeError(f"addcmul() does not support bool tensors ({input.shape}, {tensor1.shape}, {tensor2.shape})")
+    _integral_value("addcmul", value, dtype)
+    product = tensor1 * tensor2
+    return input + (product if value == 1 else product * value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """input + value * tensor1 / tensor2 (true division; two integer divisor tensors are an error, as in PyTorch)."""
+    if tensor1.dtype.kind in "iub" and tensor2.dtype.kind in "iub":
+        raise DTypeError(f"addcdiv() of integer tensors ({tensor1.dtype} {tensor1.shape} / {tensor2.dtype} {tensor2.shape}) "
+                         "is not supported; cast tensor1 or tensor2 to float")
+    quotient = tensor1 / tensor2
+    return input + (quotient if value == 1 else quotient * value)
+
+
+def logaddexp(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """log(exp(input) + exp(other)) as max + log1p(exp(-|input - other|)): no overflow; equal infinities give
+    themselves. Integer and bool tensors compute in the default float dtype."""
+    a, b = _float_operands(input, other)
+    gap = F.Where.apply(a == b, a._lift(0.0), (a - b).abs())  # inf == inf would give inf - inf = nan
+    return maximum(a, b) + (-gap).exp().log1p()
+
+
+def hypot(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """sqrt(input^2 + other^2) without overflow or underflow (scaled by the larger magnitude); inf if either is inf."""
+    a, b = _float_operands(input, other)
+    scale = maximum(a.abs(), b.abs()).detach()
+    scale = F.Where.apply((scale == 0)._zip("logical_or", scale._map("isinf", dtype=dtypes.bool_)), scale._lift(1.0), scale)
+    x, y = a / scale, b / scale
+    out = (x * x + y * y).sqrt() * scale
+    infinite = a._map("isinf", dtype=dtypes.bool_)._zip("logical_or", b._map("isinf", dtype=dtypes.bool_))
+    return F.Where.apply(infinite, out._lift(float("inf")), out)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input * log(other), and 0 where input == 0 unless other is nan (as PyTorch). Gradients as PyTorch's except at
+    input == 0 with other == 0 or inf, where both are 0."""
+    x, y = _float_operands(input, other)
+    nonpositive_or_inf = (y <= 0)._zip("logical_or", y._map("isinf", dtype=dtypes.bool_))
+    log_y = F.Where.apply((x == 0)._zip("logical_and", nonpositive_or_inf), y._lift(0.0), y.log())
+    return x * log_y
+
+
 class ArithMethods:
     """Arithmetic between tensors (methods of Tensor)."""
 
@@ -219,11 +288,17 @@ class ArithMethods:
     remainder = remainder
     fmod = fmod
     atan2 = arctan2 = atan2
+    lerp = lerp
+    addcmul = addcmul
+    addcdiv = addcdiv
+    logaddexp = logaddexp
+    hypot = hypot
+    xlogy = xlogy
 
 
 subtract, multiply, divide, true_divide, arctan2 = sub, mul, div, div, atan2
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow", "maximum", "minimum",
-    "floor_divide", "remainder", "fmod", "atan2", "arctan2",
+    "floor_divide", "remainder", "fmod", "atan2", "arctan2", "lerp", "addcmul", "addcdiv", "logaddexp", "hypot", "xlogy",
 ]  # fmt: skip

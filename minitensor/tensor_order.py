@@ -1,4 +1,4 @@
-"""Scans and sorting of Tensor (the ``OrderMethods`` mixin): ``cumsum cumprod sort argsort topk median``.
+"""Scans and sorting of Tensor (the ``OrderMethods`` mixin): ``cumsum cumprod diff sort argsort topk median``.
 
 Names, signatures, defaults and result dtypes follow PyTorch. They run on the backends' ``scan``, ``sort`` and
 ``gather`` kernels; the host only builds small index vectors.
@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context, is_grad_enabled
-from .errors import IndexOutOfRangeError
+from .errors import IndexOutOfRangeError, ShapeError
 from .tensor_data import normalize_dim
+from .tensor_join import cat
 from .tensor_reduce import ValuesIndices, at_least_1d, check_nonempty, flat, int64_if_integral, like, positions, select
 
 if TYPE_CHECKING:
@@ -108,6 +109,37 @@ def cumprod(self: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return scan_with(int64_if_integral(self, dtype), Cumprod, dim)
 
 
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,  # noqa: A002 - PyTorch's names
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (x[i+1] - x[i], repeated), after joining ``prepend`` and ``append``
+    (tensors of input's dims, matching it except along ``dim``) at the ends; bool tensors give x[i+1] ^ x[i]."""
+    if input.dims == 0:
+        raise ShapeError("diff() needs a tensor with at least one dim, got a 0-d tensor")
+    if n < 0:
+        raise ValueError(f"diff(): n must be non-negative, got {n}")
+    d = normalize_dim(dim, input.dims)
+    parts = []
+    for name, extra in (("prepend", prepend), ("append", append)):
+        if extra is None:
+            continue
+        if not isinstance(extra, OrderMethods):  # every Tensor is one
+            raise TypeError(f"diff(): {name} must be a Tensor, not {type(extra).__name__}")
+        same = all(a == b for i, (a, b) in enumerate(zip(extra.shape, input.shape)) if i != d)
+        if extra.dims != input.dims or not same:
+            raise ShapeError(f"diff(): {name} of shape {extra.shape} must match input's shape {input.shape} except along dim {d}")
+        parts.append((name, extra))
+    x = input
+    if parts:
+        x = cat([e for name, e in parts if name == "prepend"] + [input] + [e for name, e in parts if name == "append"], d)
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        later, earlier = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
+        x = later ^ earlier if x.dtype.kind == "b" else later - earlier
+    return x
+
+
 def scan_with(x: Tensor, fn: type[F.TensorFunction], dim: int) -> Tensor:
     """Apply the scan Function ``fn`` along ``dim``."""
     d = normalize_dim(dim, builtins.max(x.dims, 1))
@@ -164,10 +196,11 @@ class OrderMethods:
 
     cumsum = cumsum
     cumprod = cumprod
+    diff = diff
     sort = sort
     argsort = argsort
     topk = topk
     median = median
 
 
-__all__ = ["cumsum", "cumprod", "sort", "argsort", "topk", "median"]
+__all__ = ["cumsum", "cumprod", "diff", "sort", "argsort", "topk", "median"]
