@@ -39,6 +39,7 @@ from .tensor_math import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
+from .tensor_softmax import *  # noqa: F403
 from .tensor_stats import *  # noqa: F403
 
 float = float32  # noqa: A001 - PyTorch's aliases

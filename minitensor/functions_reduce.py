@@ -1,4 +1,5 @@
-"""Reductions and contractions as Function classes: sum and max/min along a dim, and (batched) matmul."""
+"""Reductions and contractions as Function classes: sum and max/min along a dim, softmax (one fused kernel each
+way), and (batched) matmul."""
 
 from __future__ import annotations
 
@@ -47,6 +48,32 @@ class Max(TensorFunction):
 
 
 # --- matmul ---
+
+
+class FusedSoftmax(TensorFunction):
+    """softmax(scale * x) along ``dim`` (``log``: log_softmax; ``causal``: entries above the diagonal of the last two
+    dims masked) in one backend kernel (``Backend.softmax``); backward in one more from the saved result y.
+
+    Under ``create_graph`` the backward is written with differentiable ops on y, which carries this node's history,
+    so second derivatives are exact: scale * y * (g - sum(g y)), or scale * (g - exp(y) sum(g)) for log."""
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, dim: int, log: bool, scale: float, causal: bool) -> Tensor:  # type: ignore[override]
+        out = x.backend.empty(x.shape, x.dtype)
+        x.backend.softmax(x._data, dim, out, log, scale, causal)
+        y = x._view_of(out)
+        ctx.save_for_backward(y, dim, log, scale)
+        return y
+
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor) -> Tensor:  # type: ignore[override]
+        y, dim, log, scale = ctx.saved_values
+        if is_grad_enabled():
+            gx = grad - y.exp() * grad.sum(dim, keepdim=True) if log else y * (grad - (grad * y).sum(dim, keepdim=True))
+            return gx * scale if scale != 1.0 else gx
+        out = y.backend.empty(y.shape, y.dtype)
+        y.backend.softmax_backward(grad._data, y._data, dim, out, log, scale)
+        return y._view_of(out)
 
 
 class MatMul(TensorFunction):

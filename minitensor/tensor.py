@@ -30,6 +30,7 @@ from .tensor_operators import OperatorMethods
 from .tensor_order import OrderMethods
 from .tensor_reduce import ReduceMethods
 from .tensor_shape import ShapeMethods
+from .tensor_softmax import SoftmaxMethods
 from .tensor_stats import StatsMethods
 
 CONSTANT_CACHE_SIZE = 256
@@ -38,7 +39,7 @@ _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 
 class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, CompareMethods,
-    ReduceMethods, StatsMethods, OrderMethods, ShapeMethods, BroadcastMethods, JoinMethods, LinalgMethods,
+    ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, ShapeMethods, BroadcastMethods, JoinMethods, LinalgMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -46,9 +47,10 @@ class Tensor(
     (tensor_factory.py), Python operators (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise
     math (tensor_math.py), arithmetic between tensors and its composites (tensor_arith.py), comparisons, logical and
     bitwise ops, selection and closeness (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired
-    reductions (tensor_stats.py), scans and sorting (tensor_order.py), indexing (tensor_index.py), views
-    (tensor_shape.py), broadcasting and grids (tensor_broadcast.py), joining and copying (tensor_join.py), linear
-    algebra (linalg.py); this file holds the core: properties, raw kernel calls, deep copy and conversion.
+    reductions (tensor_stats.py), softmax and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py),
+    indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids (tensor_broadcast.py), joining and
+    copying (tensor_join.py), linear algebra (linalg.py); this file holds the core: properties, raw kernel calls, deep
+    copy and conversion.
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__

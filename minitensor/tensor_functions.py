@@ -7,7 +7,7 @@ builds its gradient from differentiable ops (a raw fast formula is kept for the 
 the two differ), so second derivatives work. Neither knows which backend executes it.
 
 The classes live by kind: the base class ``TensorFunction`` and ``_AUDITED_MODULES`` (functions_base.py),
-element-wise ops and where (functions_elementwise.py), reductions and matmul (functions_reduce.py), and views,
+element-wise ops and where (functions_elementwise.py), reductions, softmax and matmul (functions_reduce.py), and views,
 gather and copies (functions_views.py).
 """
 
@@ -36,5 +36,5 @@ from .functions_elementwise import (
     UnaryFunction,
     Where,
 )
-from .functions_reduce import MatMul, Max, Sum
+from .functions_reduce import FusedSoftmax, MatMul, Max, Sum
 from .functions_views import Cast, Contiguous, Expand, Gather, Permute, PutView, ScatterAddInto, Slice, TakeView, ToBackend

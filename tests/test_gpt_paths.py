@@ -12,7 +12,7 @@ import torch
 
 import minitensor as mt
 from minitensor.nn import functional as F
-from minitensor.nn.activation import fused_softmax
+from minitensor.tensor_softmax import fused_softmax
 
 RNG = np.random.default_rng(14)
 

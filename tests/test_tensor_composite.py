@@ -313,3 +313,19 @@ def test_sizes(backend: str) -> None:
     expanded = mt.zeros(2, 3, backend=backend).expand(4, 2, 3)
     assert expanded.nbytes == torch.zeros(2, 3).expand(4, 2, 3).nbytes == 96
     assert mt.zeros(0, 5, backend=backend).nbytes == 0
+
+
+# --- softmax as a Tensor method and an mt. function ---
+
+
+def test_softmax_methods_and_functions(backend: str) -> None:
+    check(backend, lambda L, a: a.softmax(-1), A)
+    check(backend, lambda L, a: a.t().log_softmax(dim=0), A.T.copy())
+    check(backend, lambda L, a: L.softmax(a, 0), C * 30)
+    check(backend, lambda L, a: L.log_softmax(a, 1, dtype=L.float64), A)
+    check(backend, lambda L, a: a.softmax(1), np.zeros((0, 3), np.float32))
+    check(backend, lambda L, a: a.softmax(-1, dtype=L.float32), np.array([[1, 2, 3]]), grad=False)
+    x = mt.tensor(A, backend=backend)
+    np.testing.assert_array_equal(x.softmax(1).numpy(), mt.nn.functional.softmax(x, dim=1).numpy())  # one kernel
+    with pytest.raises(ValueError, match=r"needs dim=.*\(2, 3\)"):
+        mt.softmax(x)

@@ -14,8 +14,10 @@ from typing import Any
 from ..autodiff import Context, is_grad_enabled
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
-from ..tensor import Tensor, _result
+from ..tensor import Tensor
 from ..tensor_functions import TensorFunction
+from ..tensor_softmax import log_softmax as _log_softmax
+from ..tensor_softmax import softmax as _softmax
 from .common import tensor_args
 
 __all__ = [
@@ -34,77 +36,22 @@ def _out(input: Tensor, result: Tensor, inplace: bool) -> Tensor:  # noqa: A002 
     return input.copy_(result) if inplace else result
 
 
-def _need_dim(name: str, input: Tensor, dim: int | None) -> int:  # noqa: A002
-    if dim is None:
-        raise ValueError(f"{name}() needs dim= (PyTorch's implicit choice is deprecated); input has shape {input.shape}")
-    return dim
-
-
-# --- softmax family ---
-
-
-class FusedSoftmax(TensorFunction):
-    """softmax(scale * x) along ``dim`` (``log``: log_softmax; ``causal``: entries above the diagonal of the last two
-    dims masked) in one backend kernel (``Backend.softmax``); backward in one more from the saved result y.
-
-    Under ``create_graph`` the backward is written with differentiable ops on y, which carries this node's history,
-    so second derivatives are exact: scale * y * (g - sum(g y)), or scale * (g - exp(y) sum(g)) for log."""
-
-    higher_order = True
-
-    @staticmethod
-    def forward(ctx: Context, x: Tensor, dim: int, log: bool, scale: float, causal: bool) -> Tensor:  # type: ignore[override]
-        out = x.backend.empty(x.shape, x.dtype)
-        x.backend.softmax(x._data, dim, out, log, scale, causal)
-        y = _result(out, x.backend)
-        ctx.save_for_backward(y, dim, log, scale)
-        return y
-
-    @staticmethod
-    def backward(ctx: Context, grad: Tensor) -> Tensor:  # type: ignore[override]
-        y, dim, log, scale = ctx.saved_values
-        if is_grad_enabled():
-            gx = grad - y.exp() * grad.sum(dim, keepdim=True) if log else y * (grad - (grad * y).sum(dim, keepdim=True))
-            return gx * scale if scale != 1.0 else gx
-        out = y.backend.empty(y.shape, y.dtype)
-        y.backend.softmax_backward(grad._data, y._data, dim, out, log, scale)
-        return _result(out, y.backend)
-
-
-def fused_softmax(x: Tensor, dim: int, log: bool = False, scale: float = 1.0, causal: bool = False) -> Tensor:
-    """softmax(scale * x) (or log_softmax) along ``dim`` through :class:`FusedSoftmax`; float tensors of >= 1 dim.
-    ``causal`` masks entry j of row i (indices along the last two dims, ``dim`` the last) when j > i."""
-    if x.dims == 0 or x.dtype.kind != "f":
-        raise TypeError(f"fused_softmax needs a float tensor with >= 1 dim, got {x.dtype} of shape {x.shape}")
-    return FusedSoftmax.apply(x, dim, log, float(scale), causal)
-
-
-def _softmax_input(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:  # noqa: A002
-    d = _need_dim(name, input, dim)
-    return (input if dtype is None else input.to(dtype)), d
+# --- softmax family (the computation is minitensor.tensor_softmax's, shared with Tensor.softmax) ---
 
 
 @tensor_args("input")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """exp(x) / sum(exp(x)) along ``dim`` (cast to ``dtype`` first), with the row max subtracted so huge logits do
     not overflow; -inf entries give 0, and a row of only -inf gives NaN, as in PyTorch. One fused kernel each way
-    for float input (:func:`fused_softmax`)."""
-    x, d = _softmax_input("softmax", input, dim, dtype)
-    if x.dims and x.dtype.kind == "f":
-        return fused_softmax(x, d)
-    e = (x - x.amax(d, keepdim=True).detach()).exp()
-    return e / e.sum(d, keepdim=True)
+    for float input (:func:`~minitensor.tensor_softmax.fused_softmax`)."""
+    return _softmax(input, dim, dtype)
 
 
 @tensor_args("input")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
     """x - logsumexp(x) along ``dim`` computed as z - log(sum(exp(z))) with z = x - max(x) (exact for huge logits;
     -inf entries stay -inf with gradient passing; an all -inf row gives NaN, as in PyTorch). Fused like softmax."""
-    x, d = _softmax_input("log_softmax", input, dim, dtype)
-    if x.dims and x.dtype.kind == "f":
-        return fused_softmax(x, d, log=True)
-    z = x - x.amax(d, keepdim=True).detach()
-    return z - z.exp().sum(d, keepdim=True).log()
+    return _log_softmax(input, dim, dtype)
 
 
 @tensor_args("input")

@@ -19,8 +19,9 @@ from ..errors import DTypeError, ShapeError
 from ..functions_reduce import MatMul
 from ..module import Module, Parameter
 from ..tensor import Tensor
+from ..tensor_softmax import fused_softmax
 from . import init
-from .activation import fused_softmax, softmax
+from .activation import softmax
 from .common import check_sizes, factory, tensor_args
 from .dropout import dropout
 from .linear import Linear, linear

@@ -9,7 +9,7 @@ For log-probabilities ``logp`` of shape (N, C, d1, ...) and validated class indi
 Composed from Tensor ops this is ~15 autodiff nodes (compare, mask, gather, negate, cast, two sums, divide); here it
 is one :class:`NllLoss` whose forward runs ~10 backend calls and whose backward is d loss / d logp[i, t_i] = -w_i * g_i
 (g_i the incoming gradient, divided by sum_i w_i for "mean") scattered into zeros. ``cross_entropy`` feeds it the
-fused log-softmax (:func:`~minitensor.nn.activation.fused_softmax`), whose backward turns that into
+fused log-softmax (:func:`~minitensor.tensor_softmax.fused_softmax`), whose backward turns that into
 coef_i * (softmax(x)_i - onehot(t_i)) in one more kernel. Under ``create_graph`` the backward is built from
 differentiable ops (a scatter of g * w), so second derivatives pass through.
 """

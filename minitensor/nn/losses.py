@@ -18,7 +18,8 @@ from ..autograd import Function
 from ..creation import arange
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
-from .activation import fused_softmax, log_softmax
+from ..tensor_softmax import fused_softmax
+from .activation import log_softmax
 from .common import tensor_args
 from .cross_entropy import _class_target, fusable_weight, nll, on_backend, unbatched
 
