@@ -4,7 +4,21 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 """
 
 # ruff: noqa: F401 - this module re-exports the public API
-from . import operators
+from . import (
+    linalg,
+    operators,
+    tensor_arith,
+    tensor_broadcast,
+    tensor_compare,
+    tensor_index,
+    tensor_join,
+    tensor_math,
+    tensor_order,
+    tensor_reduce,
+    tensor_shape,
+    tensor_softmax,
+    tensor_stats,
+)
 from .autodiff import Context, Function, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backends import backend_names, default_backend_name, get_backend, set_default_backend
 from .creation import *  # noqa: F403 - the creation functions, listed in creation.__all__
@@ -25,6 +39,7 @@ from .errors import (
     RaggedDataError,
     ShapeError,
 )
+from .function_forms import export as _export
 from .linalg import *  # noqa: F403
 from .module import Module, Parameter
 from .scalar import Scalar
@@ -41,6 +56,10 @@ from .tensor_reduce import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
 from .tensor_softmax import *  # noqa: F403
 from .tensor_stats import *  # noqa: F403
+
+# The function forms again, each tensor-first one with PyTorch's TypeError for a non-tensor (function_forms.py).
+_export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
+                    tensor_order, tensor_reduce, tensor_shape, tensor_softmax, tensor_stats))
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

@@ -152,3 +152,26 @@ def test_creation_rejects_non_integer_sizes_and_junk_data() -> None:
     with pytest.raises(mt.DTypeError):
         mt.tensor(np.array(["a"]))
     assert mt.zeros(np.int64(2), mt.tensor(3)).shape == (2, 3)
+
+
+def test_function_forms_raise_type_error_for_a_non_tensor_and_lift_a_leading_number() -> None:
+    """Every tensor-first ``mt.`` function raises PyTorch's TypeError, naming itself, for a non-tensor input (not an
+    AttributeError from inside); a number before a tensor is lifted, as ``torch.add(2, x)``."""
+    import inspect
+
+    import torch
+
+    from minitensor import function_forms
+
+    wrapped = [name for name in dir(mt) if getattr(getattr(mt, name), "__wrapped__", None) is not None
+               and list(inspect.signature(getattr(mt, name)).parameters)[0] in function_forms.TENSOR_FIRST]
+    assert {"sum", "atan2", "softmax", "lerp", "gather", "matmul", "reshape"} <= set(wrapped), wrapped
+    for name in wrapped:
+        with pytest.raises(TypeError, match=rf"^{name}\(\): argument '(input|a)' \(position 1\) must be Tensor, not NoneType"):
+            getattr(mt, name)(None, None)
+    x = np.array([1.5, -2.0, 3.0], dtype=np.float32)
+    for name in ("add", "sub", "mul", "maximum", "atan2"):
+        got = getattr(mt, name)(2, mt.tensor(x))
+        want = getattr(torch, name)(torch.tensor(2) if name in ("maximum", "atan2") else 2, torch.tensor(x))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        assert got.dtype == np.float32
