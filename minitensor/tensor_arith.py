@@ -227,8 +227,15 @@ def _integral_value(name: str, value: Any, dtype: Any) -> None:
         raise DTypeError(f"{name}(): value={value} would be truncated for {dtype} tensors; pass an int or float tensors")
 
 
+def _check_tensors(name: str, **tensors: Any) -> None:
+    for arg, t in tensors.items():
+        if not _is_tensor(t):
+            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+
+
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
     """input + value * tensor1 * tensor2 (broadcast; the dtype promoted over the three tensors; not for bool)."""
+    _check_tensors("addcmul", tensor1=tensor1, tensor2=tensor2)
     dtype = dtypes.result_type(input, tensor1, tensor2)
     if dtype.kind == "b":
         raise DTypeError(f"addcmul() does not support bool tensors ({input.shape}, {tensor1.shape}, {tensor2.shape})")
@@ -239,6 +246,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
     """input + value * tensor1 / tensor2 (true division; two integer divisor tensors are an error, as in PyTorch)."""
+    _check_tensors("addcdiv", tensor1=tensor1, tensor2=tensor2)
     if tensor1.dtype.kind in "iub" and tensor2.dtype.kind in "iub":
         raise DTypeError(f"addcdiv() of integer tensors ({tensor1.dtype} {tensor1.shape} / {tensor2.dtype} {tensor2.shape}) "
                          "is not supported; cast tensor1 or tensor2 to float")

@@ -68,7 +68,7 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "add": (lambda a, b: a + b, 2),
     "div": (lambda a, b: a / b, 2),
     "floordiv": (lambda a, b: a // b, 2),
-    "pow": (lambda a, b: a**b, 2),
+    "pow": (lambda a, b: a**b if isinstance(a, mt.Tensor) or isinstance(b, mt.Tensor) else mt.pow(a, b), 2),  # no int**HUGE
     "matmul": (lambda a, b: a @ b, 2),
     "compare": (lambda a, b: a < b, 2),
     "clamp": (lambda t, a, b: t.clamp(a, b), 3),
@@ -79,12 +79,27 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "topk": (lambda t, k: t.topk(k), 2),
     "sort": (lambda t, d: t.sort(d), 2),
     "cumsum": (lambda t, d: t.cumsum(d), 2),
+    "lerp": (lambda t, e, w: mt.lerp(t, e, w), 3),
+    "addcdiv": (lambda t, a, b: mt.addcdiv(t, a, b), 3),
+    "logaddexp": (lambda a, b: mt.logaddexp(a, b), 2),
+    "hypot": (lambda a, b: mt.hypot(a, b), 2),
+    "xlogy": (lambda a, b: mt.xlogy(a, b), 2),
+    "nanmean": (lambda t, d: t.nanmean(d), 2),
+    "var_mean": (lambda t, d: mt.var_mean(t, d), 2),
+    "aminmax": (lambda t, d: t.aminmax(dim=d), 2),
+    "diff": (lambda t, n, d: t.diff(n, d), 3),
+    "softmax_method": (lambda t, d: t.softmax(d), 2),
     # shape ops and indexing
     "view": (lambda t, s: t.view(s), 2),
     "reshape": (lambda t, s: t.reshape(s), 2),
     "permute": (lambda t, s: t.permute(s), 2),
     "transpose": (lambda t, a, b: t.transpose(a, b), 3),
     "expand": (lambda t, s: t.expand(s), 2),
+    "broadcast_to": (lambda t, s: t.broadcast_to(s), 2),
+    "broadcast_tensors": (lambda a, b: mt.broadcast_tensors(a, b), 2),
+    "meshgrid": (lambda a, b: mt.meshgrid(a, b), 2),
+    "new_zeros": (lambda t, s: t.new_zeros(s), 2),
+    "new_tensor": (lambda t, x: t.new_tensor(x), 2),
     "unsqueeze": (lambda t, d: t.unsqueeze(d), 2),
     "squeeze": (lambda t, d: t.squeeze(d), 2),
     "flip": (lambda t, d: t.flip(d), 2),
@@ -120,7 +135,8 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
 }
 
 
-METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "view", "reshape", "permute", "transpose", "expand",
+METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "nanmean", "aminmax", "diff", "softmax_method",
+           "broadcast_to", "new_zeros", "new_tensor", "view", "reshape", "permute", "transpose", "expand",
            "unsqueeze", "squeeze", "flip", "repeat", "getitem", "setitem", "gather", "masked_fill", "to", "item", "backward"}
 
 
@@ -129,7 +145,12 @@ def _check_result(result: Any) -> None:
     for value in result if isinstance(result, tuple) else (result,):
         if isinstance(value, mt.Tensor):
             assert all(isinstance(s, int) and s >= 0 for s in value.shape), value.shape
-            assert value.numpy().shape == value.shape
+            try:
+                array = value.numpy()
+            except MemoryError:  # a legal view too large to copy out (x.expand(10**15)): only for huge element counts
+                assert value.numel() * value.dtype.itemsize > 2**40, value.shape
+                continue
+            assert array.shape == value.shape
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
