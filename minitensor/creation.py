@@ -7,7 +7,6 @@ Every function takes ``dtype=`` and ``backend=`` (``device=`` is accepted as its
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from .dtypes import as_dtype
 from .errors import DTypeError, RaggedDataError, ShapeError
 from .random_state import generator, manual_seed
 from .tensor import Tensor
-from .tensor_data import check_shape
+from .tensor_data import size_arg
 
 BackendLike = str | Backend | None
 
@@ -105,17 +104,6 @@ def from_numpy(array: np.ndarray, *, backend: BackendLike = None, dtype: Any = N
     return tensor(np.asarray(array), dtype=dtype, backend=backend)
 
 
-def _shape(shape: Sequence[Any]) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    try:
-        result = tuple(operator.index(s) for s in shape)  # ints only: 2.5 is an error, not a size of 2
-    except TypeError as error:
-        raise ShapeError(f"a shape is a sequence of ints, got {tuple(shape)!r}") from error
-    check_shape(result)
-    return result
-
-
 def _filled(shape: tuple[int, ...], value: Any, dtype: np.dtype, backend: Backend, requires_grad: bool) -> Tensor:
     if value == 0:
         return Tensor(backend.zeros(shape, dtype), backend, requires_grad=requires_grad)
@@ -124,17 +112,17 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: np.dtype, backend: Backen
 
 def zeros(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 0."""
-    return _filled(_shape(size), 0, as_dtype(dtype), _backend(backend, device), requires_grad)
+    return _filled(size_arg(size), 0, as_dtype(dtype), _backend(backend, device), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` filled with 1."""
-    return _filled(_shape(size), 1, as_dtype(dtype), _backend(backend, device), requires_grad)
+    return _filled(size_arg(size), 1, as_dtype(dtype), _backend(backend, device), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``size`` with unspecified contents."""
-    shape = _shape(size)
+    shape = size_arg(size)
     chosen = _backend(backend, device)
     return Tensor(chosen.empty(shape, as_dtype(dtype)), chosen, requires_grad=requires_grad)
 
@@ -147,7 +135,7 @@ def full(
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     resolved = as_dtype(dtype) if dtype is not None else dtypes.scalar_dtype(fill_value)
-    return _filled(_shape((size,)), fill_value, resolved, _backend(backend, device), requires_grad)
+    return _filled(size_arg((size,)), fill_value, resolved, _backend(backend, device), requires_grad)
 
 
 def _like(t: Tensor, dtype: Any, backend: BackendLike) -> tuple[np.dtype, Backend]:
@@ -225,12 +213,12 @@ def _random(array: np.ndarray, dtype: Any, backend: BackendLike, device: Backend
 
 def rand(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _random(generator().random(_shape(size)), dtype, backend, device, requires_grad)
+    return _random(generator().random(size_arg(size)), dtype, backend, device, requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    return _random(generator().standard_normal(_shape(size)), dtype, backend, device, requires_grad)
+    return _random(generator().standard_normal(size_arg(size)), dtype, backend, device, requires_grad)
 
 
 def rand_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
@@ -252,7 +240,7 @@ def randint(
         low, high, size = 0, low, (high if high is not None else size)  # type: ignore[assignment]
     if high <= low:
         raise ValueError(f"randint() needs low < high, got [{low}, {high})")
-    array = generator().integers(low, high, _shape((size,)))
+    array = generator().integers(low, high, size_arg((size,)))
     return tensor(array, dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
 
 

@@ -266,19 +266,17 @@ def hypot(input: Any, other: Any) -> Tensor:  # noqa: A002
     """sqrt(input^2 + other^2) without overflow or underflow (scaled by the larger magnitude); inf if either is inf."""
     a, b = _float_operands(input, other)
     scale = maximum(a.abs(), b.abs()).detach()
-    scale = F.Where.apply((scale == 0)._zip("logical_or", scale._map("isinf", dtype=dtypes.bool_)), scale._lift(1.0), scale)
+    scale = F.Where.apply((scale == 0) | scale.isinf(), scale._lift(1.0), scale)
     x, y = a / scale, b / scale
     out = (x * x + y * y).sqrt() * scale
-    infinite = a._map("isinf", dtype=dtypes.bool_)._zip("logical_or", b._map("isinf", dtype=dtypes.bool_))
-    return F.Where.apply(infinite, out._lift(float("inf")), out)
+    return F.Where.apply(a.isinf() | b.isinf(), out._lift(float("inf")), out)
 
 
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     """input * log(other), and 0 where input == 0 unless other is nan (as PyTorch). Gradients as PyTorch's except at
     input == 0 with other == 0 or inf, where both are 0."""
     x, y = _float_operands(input, other)
-    nonpositive_or_inf = (y <= 0)._zip("logical_or", y._map("isinf", dtype=dtypes.bool_))
-    log_y = F.Where.apply((x == 0)._zip("logical_and", nonpositive_or_inf), y._lift(0.0), y.log())
+    log_y = F.Where.apply((x == 0) & ((y <= 0) | y.isinf()), y._lift(0.0), y.log())
     return x * log_y
 
 

@@ -41,17 +41,14 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
 
 
 def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002 - PyTorch's name
-    """``input`` broadcast to ``size`` as a view (stride 0 along new and stretched dims; -1 keeps an existing dim)."""
-    shape = list(_as_shape(size))
-    pad = len(shape) - input.dims
-    if pad < 0:
-        raise ShapeError(f"broadcast_to(): cannot broadcast shape {input.shape} to fewer dims {tuple(shape)}")
-    for i, s in enumerate(shape):
-        if s == -1 and i >= pad:
-            shape[i] = input.shape[i - pad]
-        elif s < 0 or (i >= pad and input.shape[i - pad] not in (1, s)):
-            raise ShapeError(f"broadcast_to(): cannot broadcast shape {input.shape} to {tuple(_as_shape(size))}")
-    return input.expand(*shape)
+    """``input`` broadcast to ``size`` as a view (stride 0 along new and stretched dims; -1 keeps an existing dim):
+    ``input.expand(size)``, as in PyTorch."""
+    shape = _as_shape(size)
+    try:
+        return input.expand(*shape)
+    except ShapeError as error:
+        fewer = "fewer dims " if len(shape) < input.dims else ""
+        raise ShapeError(f"broadcast_to(): cannot broadcast shape {input.shape} to {fewer}{shape}") from error
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -94,12 +95,25 @@ at most) then fits in int64, so the tensor can exist in NumPy; a zero-size tenso
 
 def check_shape(shape: Shape) -> None:
     """Raise ShapeError for a negative size, or for dims (zeros left out) whose product exceeds MAX_EXTENT."""
-    if any(s < 0 for s in shape):
+    if shape and min(shape) < 0:
         raise ShapeError(f"negative size in shape {shape}")
-    extent = math.prod(s for s in shape if s)
+    extent = math.prod(shape) or math.prod(s for s in shape if s)  # the generator only for zero-size shapes
     if extent > MAX_EXTENT:
         raise ShapeError(f"shape {shape} is too large: its non-zero dims multiply to {extent} elements, over the "
                          f"{MAX_EXTENT} whose strides and byte counts fit in int64")
+
+
+def size_arg(size: Sequence[Any]) -> Shape:
+    """A size given as ints or as one sequence (``zeros(2, 3)``, ``zeros((2, 3))``), checked by check_shape; ints
+    only (2.5 is an error, not a size of 2)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    try:
+        shape = tuple(operator.index(s) for s in size)
+    except TypeError as error:
+        raise ShapeError(f"a shape is a sequence of ints, got {tuple(size)!r}") from error
+    check_shape(shape)
+    return shape
 
 
 @functools.lru_cache(maxsize=1024)

@@ -6,7 +6,6 @@ the PyTorch spelling of ``backend=``, as in creation.py). No data or history is 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,23 +13,11 @@ import numpy as np
 
 from . import dtypes
 from .backends import get_backend
-from .errors import DTypeError, ShapeError
-from .tensor_data import check_shape
+from .errors import DTypeError
+from .tensor_data import size_arg
 
 if TYPE_CHECKING:
     from .tensor import Tensor
-
-
-def _new_shape(size: Sequence[Any]) -> tuple[int, ...]:
-    """``f(2, 3)`` and ``f((2, 3))`` both as (2, 3); ShapeError unless every size is a non-negative int."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    try:
-        shape = tuple(operator.index(s) for s in size)
-    except TypeError as error:
-        raise ShapeError(f"a size is a sequence of ints, got {tuple(size)!r}") from error
-    check_shape(shape)
-    return shape
 
 
 class FactoryMethods:
@@ -57,18 +44,18 @@ class FactoryMethods:
         """A tensor of ``size`` filled with ``fill_value``, of this tensor's dtype and backend by default."""
         if isinstance(fill_value, FactoryMethods):
             fill_value = fill_value.item()  # type: ignore[attr-defined]
-        return self.new_tensor(np.full(_new_shape((size,)), fill_value), dtype=dtype, backend=backend, device=device,
+        return self.new_tensor(np.full(size_arg((size,)), fill_value), dtype=dtype, backend=backend, device=device,
                                requires_grad=requires_grad)
 
     def new_zeros(self: Any, *size: Any, dtype: Any = None, backend: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:
         """A tensor of ``size`` (ints or one sequence) filled with 0, of this tensor's dtype and backend by default."""
-        return self.new_full(_new_shape(size), 0, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
+        return self.new_full(size_arg(size), 0, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
 
     def new_ones(self: Any, *size: Any, dtype: Any = None, backend: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:
         """A tensor of ``size`` (ints or one sequence) filled with 1, of this tensor's dtype and backend by default."""
-        return self.new_full(_new_shape(size), 1, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
+        return self.new_full(size_arg(size), 1, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
 
     def new_empty(self: Any, *size: Any, dtype: Any = None, backend: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:

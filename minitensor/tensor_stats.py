@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import dtypes
 from . import tensor_functions as F
 from .tensor_reduce import Dim, check_nonempty, int64_if_integral, need_float, reduced_dims
 
@@ -24,13 +23,9 @@ class MinMax(NamedTuple):
     max: Tensor
 
 
-def _nan_mask(x: Tensor) -> Tensor:
-    return x._map("isnan", dtype=dtypes.bool_)
-
-
 def _zero_nans(x: Tensor) -> Tensor:
     """``x`` with NaNs replaced by 0 (gradient 0 there); integer and bool tensors have none."""
-    return F.Where.apply(_nan_mask(x), x._lift(0.0), x) if x.dtype.kind == "f" else x
+    return F.Where.apply(x.isnan(), x._lift(0.0), x) if x.dtype.kind == "f" else x
 
 
 def nansum(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
@@ -42,7 +37,7 @@ def nanmean(input: Tensor, dim: Dim = None, keepdim: bool = False, *, dtype: Any
     """mean over ``dim`` of the non-NaN elements (NaN where all are NaN); float tensors only."""
     x = input if dtype is None else input.cast(dtype)
     need_float(x, "nanmean")
-    kept = _nan_mask(x)._map("logical_not").sum(dim, keepdim).cast(x.dtype)
+    kept = (~x.isnan()).sum(dim, keepdim).cast(x.dtype)
     return _zero_nans(x).sum(dim, keepdim) / kept
 
 
