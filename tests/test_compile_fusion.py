@@ -17,6 +17,7 @@ from compile_steps import assert_same_params, batches, mlp, sgd_step, train
 import minitensor as mt
 from minitensor import optim
 from minitensor.backends import fast_codegen, get_backend
+from minitensor.backends.fast_launch import run_address
 from minitensor.compiler.capture import Op
 from minitensor.compiler.fuse import fuse
 from minitensor.errors import CompileError
@@ -63,12 +64,12 @@ def test_a_fused_run_gives_the_separate_kernels_bits(dtype: str) -> None:
         datas = [TensorData(a, a.shape) for a in arrays]
         ops, calls = [], []
         for family, name, *where in program:
-            module = fast_codegen.kernel_module(family, name, "float64", False)
-            kernel = module.map_kernel if family == "map" else module.zip_kernel
+            kernel = getattr(fast_codegen.kernel_module("walk", parallel=False), f"{family}_kernel")
             strides = np.array([[1]] + [[0 if arrays[i].size == 1 else 1] for i in where[:-1]], np.int64)
             out = where[-1]
             args = [arrays[i] for i in where[:-1]]
-            calls.append(functools.partial(kernel, *args, arrays[out], np.array([n], np.int64), strides, 1, n))
+            run_loop = run_address(family, name, "float64", arrays[out].dtype, *[a.dtype for a in args])
+            calls.append(functools.partial(kernel, *args, arrays[out], np.array([n], np.int64), strides, 1, n, run_loop))
             ops.append(Op(backend, family, getattr(type(backend), family), (name, *[datas[i] for i in where]), {}))
         if fused:
             calls = fuse(ops, calls)

@@ -5,7 +5,8 @@ drops size-1 dims, orders and merges dims so the innermost loop is as long and a
 possible (:mod:`minitensor.backends.layout`), and picks a kernel. The kernels (template :mod:`minitensor.backends.fast_kernels`,
 instantiated per op and compute type by :mod:`minitensor.backends.fast_codegen`, and the op-free
 :mod:`minitensor.backends.fast_extra_kernels`) are compiled lazily per (op, dtypes) on first use
-and cached on disk, so later processes load them instead of compiling. Small calls of the common ops (under
+and cached on disk, so later processes load them instead of compiling. Map and zip run on op-free walkers
+(:mod:`minitensor.backends.fast_walk_kernels`, compiled per dtypes) that call the op's loop by address. Small calls of the common ops (under
 ``TWIN_BELOW`` elements) run an exact NumPy twin instead (:mod:`minitensor.backends.fast_numpy`): the same bits, no
 compile on a first run.
 
@@ -27,7 +28,7 @@ from ..tensor_data import MAX_DIMS, TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
 from .fast_fused import FusedKernels
-from .fast_launch import find_kernel, launch, lazy_kernel, use_parallel
+from .fast_launch import find_kernel, launch, lazy_kernel, run_address, use_parallel
 from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are part of this module's interface
     NUMPY_MATH,
     THREADED_MATH_MIN,
@@ -108,16 +109,29 @@ def zip_plan(op: str, a: TensorData, b: TensorData, out: TensorData) -> tuple[An
 
 def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: TensorData,
                        lazy: bool) -> tuple[Callable[..., Any], tuple]:
-    """The ``family`` ("map" or "zip") kernel for this call and its arguments after the storages: the flat kernel
-    (total, chunks, chunk size) when every operand is one contiguous run from its storage's start (or the call has one
-    element), else the general kernel with the planned layout (shape, strides, chunks, chunk size). ``lazy``: found
-    at its first call."""
+    """The ``family`` ("map" or "zip") walker for this call (:mod:`minitensor.backends.fast_walk_kernels`) and its
+    arguments after the storages: the flat kernel (total, chunks, chunk size) when every operand is one contiguous
+    run from its storage's start (or the call has one element), else the general kernel with the planned layout
+    (shape, strides, chunks, chunk size); then the address of the op's loop for these dtypes. ``lazy``: the walker
+    and the loop are found (and compiled) at the first call, and the address is not among the arguments."""
     shape, strides, n_chunks, per_chunk = planned_layout(out, inputs)
     flat = shape.size == 1 and (shape[0] == 1 or bool((strides == 1).all()))
-    lookup = lazy_kernel if lazy else find_kernel
-    kernel = lookup(f"{family}_flat_kernel" if flat else f"{family}_kernel", family, op, compute_type(*inputs),
-                    use_parallel(out.size))
-    return kernel, ((int(shape[0]), n_chunks, per_chunk) if flat else (shape, strides, n_chunks, per_chunk))
+    name = f"{family}_flat_kernel" if flat else f"{family}_kernel"
+    layout = (int(shape[0]), n_chunks, per_chunk) if flat else (shape, strides, n_chunks, per_chunk)
+    parallel = use_parallel(out.size)
+    compute, dtypes = compute_type(*inputs), [x.dtype for x in inputs]
+    if not lazy:
+        return find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel), (*layout, run_address(family, op, compute, out.dtype, *dtypes))
+    found: list[tuple[Callable[..., Any], int]] = []
+
+    def call(*args: Any) -> Any:
+        if not found:
+            found.append((find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel),
+                          run_address(family, op, compute, out.dtype, *dtypes)))
+        kernel, run = found[0]
+        return kernel(*args, run)
+
+    return call, layout
 
 
 def compute_type(*inputs: TensorData) -> str:

@@ -6,7 +6,9 @@ file's path and timestamp. So for each (family, op, compute type) we copy the te
 with the names filled in, import it, and let Numba cache the compiled kernels next to it in
 ``__pycache__``. The op-independent kernels (:mod:`minitensor.backends.fast_extra_kernels`) are
 copied the same way, as family "extra" (and the fused row kernels of
-:mod:`minitensor.backends.fast_fused_kernels` as family "fused"). The fingerprint hashes everything the compiled code
+:mod:`minitensor.backends.fast_fused_kernels` as family "fused", the map/zip walkers of
+:mod:`minitensor.backends.fast_walk_kernels` as family "walk"). An op's element-wise loops are compiled as C functions
+per operand dtypes (:func:`c_function`), which the walkers call by address. The fingerprint hashes everything the compiled code
 depends on (templates, operators, :mod:`minitensor.backends.fast_math`, the index functions, Numba/NumPy/Python versions), so a change
 anywhere gets a fresh directory instead of stale machine code.
 
@@ -51,7 +53,7 @@ from numba.core.dispatcher import Dispatcher
 from .. import operators, tensor_data
 
 FAMILY_PLACEHOLDER: dict[str, str | None] = {
-    "map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None, "fused": None,
+    "map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None, "fused": None, "walk": None,
 }
 """Kernel families and the template name each rebinds to its op (None: the family takes no op)."""
 FAMILY_OPS: dict[str, Mapping[str, object]] = {"map": operators.UNARY_OPS, "zip": operators.BINARY_OPS, "reduce": operators.REDUCE_OPS}
@@ -63,13 +65,14 @@ DEFAULT_COMPUTE = "float64"
 TEMPLATE = Path(__file__).with_name("fast_kernels.py")
 EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
 FUSED_TEMPLATE = Path(__file__).with_name("fast_fused_kernels.py")
+WALK_TEMPLATE = Path(__file__).with_name("fast_walk_kernels.py")
 MATH_SOURCE = Path(__file__).with_name("fast_math.py")
 TABLES_SOURCE = Path(__file__).with_name("fast_math_tables.py")
 INTRINSICS_SOURCE = Path(__file__).with_name("fast_intrinsics.py")
 ROWS_SOURCE = Path(__file__).with_name("fast_fused_rows.py")
 """Not templates: the vectorisable exp/log/tanh/sigmoid and their tables, the LLVM intrinsics under them and the fused kernels' row
 helpers, which the kernels import (so they are part of the fingerprint)."""
-OP_FREE_TEMPLATES = {"extra": EXTRA_TEMPLATE, "fused": FUSED_TEMPLATE}
+OP_FREE_TEMPLATES = {"extra": EXTRA_TEMPLATE, "fused": FUSED_TEMPLATE, "walk": WALK_TEMPLATE}
 """The op-free families (their kernels take their types from their arguments) and the template each copies."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -93,8 +96,8 @@ def fingerprint() -> str:
     """Hash of everything generated kernels depend on."""
     digest = hashlib.sha256()
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
-    templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, MATH_SOURCE, TABLES_SOURCE,
-                                          INTRINSICS_SOURCE, ROWS_SOURCE)]
+    templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, WALK_TEMPLATE, MATH_SOURCE,
+                                          TABLES_SOURCE, INTRINSICS_SOURCE, ROWS_SOURCE)]
     for part in (*templates, _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")
@@ -191,6 +194,22 @@ def _serialize_compiles(module: ModuleType, lock_path: Path) -> None:
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher):
             value.compile = _locked_compile(value.compile, lock_path)  # type: ignore[method-assign, assignment]
+
+
+_c_functions: dict[tuple[str, str, Any], Any] = {}
+
+
+def c_function(module: ModuleType, name: str, signature: Any) -> Any:
+    """``module``'s function ``name`` compiled as a C function (a Numba ``cfunc``: call it by its ``.address``) for
+    ``signature``, cached on disk like the module's kernels and compiled under the same cross-process lock. The
+    ``cfunc`` is kept for the life of the process, so its address stays valid."""
+    key = (module.__name__, name, signature)
+    found = _c_functions.get(key)
+    if found is None:
+        compile_ = _locked_compile(lambda sig: numba.cfunc(sig, cache=True)(getattr(module, name)),
+                                   Path(module.__file__).with_suffix(".lock"))  # type: ignore[arg-type]
+        found = _c_functions[key] = compile_(signature)
+    return found
 
 
 def kernel_directory() -> Path:
@@ -303,7 +322,8 @@ def ensure_file(path: Path, text: str) -> None:
 
 
 def kernel_module(family: str, op: str = "", compute: str = DEFAULT_COMPUTE, parallel: bool = True) -> ModuleType:
-    """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce", "matmul", "extra" or "fused").
+    """The imported kernel module for ``op`` of ``family`` ("map", "zip", "reduce", "matmul", "extra", "fused" or
+    "walk").
 
     ``compute`` ("float64" or "int64") is the type the kernels read values as; ``parallel`` picks the
     thread-pool build or the serial one. Raises ValueError for an unknown family, op or compute type.

@@ -12,6 +12,7 @@ from typing import Any
 import llvmlite.binding as llvm
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 
@@ -224,3 +225,41 @@ def _ldexp(typingctx, x, k):  # type: ignore[no-untyped-def]
 
 
 ldexp: Callable[..., Any] = intrinsic(_ldexp)
+
+
+# --- calling a compiled C function by address -------------------------------------------------------
+
+
+def _element_pointer(typingctx, array, offset):  # type: ignore[no-untyped-def]
+    """A pointer to ``array[offset]`` (``offset`` in elements, not checked): what a C function of
+    :func:`call_function` reads or writes."""
+    if not isinstance(array, types.Array) or not isinstance(offset, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.gep(data, [args[1]])
+
+    return types.CPointer(array.dtype)(array, offset), codegen
+
+
+element_pointer: Callable[..., Any] = intrinsic(_element_pointer)
+
+
+def _call_function(typingctx, address, *args):  # type: ignore[no-untyped-def]
+    """Call the C function at ``address`` (an int64, e.g. a Numba ``cfunc``'s ``.address``) with ``args`` (pointers
+    and integers, passed as they are), ignoring any result: one indirect call, so a kernel can run code chosen at run
+    time without being compiled again for it."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, llargs):  # type: ignore[no-untyped-def]
+        values = cgutils.unpack_tuple(builder, llargs[1])
+        function_type = ir.FunctionType(ir.VoidType(), [value.type for value in values])
+        builder.call(builder.inttoptr(llargs[0], function_type.as_pointer()), values)
+        return context.get_dummy_value()
+
+    return types.void(address, types.StarArgTuple.from_types(args)), codegen
+
+
+call_function: Callable[..., Any] = intrinsic(_call_function)

@@ -8,13 +8,13 @@ instead of compiling.
 
 Calling conventions (all positions are storage offsets in elements, all index arrays int64):
 
-* element-wise kernels walk ``shape`` (the coalesced output shape, >= 1 dim) with ``strides`` a
-  2-D array with one row per operand, ``out`` first. Work is split into ``n_chunks`` chunks of
-  ``rows_per_chunk`` rows (a row is the innermost dim); each chunk finds its start index once
-  with ``to_index`` and then moves position by adding strides: no division per element.
-* the flat kernels (``map_flat_kernel``, ``zip_flat_kernel``, ``reduce_rows_kernel``) serve calls whose operands
-  are one contiguous run each from position 0: they take an element (or row) count instead of a shape and strides,
-  and compile in about a quarter of the general kernels' time (most of a cold first run's kernels are these).
+* map and zip are the per-element loops ``map_run`` and ``zip_run`` on raw pointers, compiled as C functions per
+  operand dtypes (:func:`minitensor.backends.fast_launch.run_address`) and called by the op-free walkers of
+  :mod:`minitensor.backends.fast_walk_kernels`, which own the layouts and the threads.
+* row kernels (reduce, scan) walk ``shape`` (the coalesced shape of the row starts, >= 1 dim) with ``strides`` a
+  2-D array with one row per operand, ``out`` first. Work is split into ``n_chunks`` chunks of ``per_chunk``
+  rows; each chunk finds its start index once with ``to_index`` and then moves position by adding strides: no
+  division per element. ``reduce_rows_kernel`` serves folds of rows that follow each other in memory.
 * values are read as ``COMPUTE`` (int64 when every input is an integer or bool tensor, else
   float64, like the ``simple`` backend) and converted on store to ``out``'s dtype (to bool:
   nonzero is True; float to int: truncation toward zero).
@@ -28,7 +28,7 @@ Calling conventions (all positions are storage offsets in elements, all index ar
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange
 
 from minitensor import operators as _operators
 from minitensor.backends import fast_math as _fast_math
@@ -109,10 +109,21 @@ def start_positions(ordinal, shape, strides, index, pos):
         pos[j] = index_to_position(index, strides[j])
 
 
-# --- map and zip ---------------------------------------------------------------------------------
-# One kernel per op covers every layout: chunks are runs of elements in row-major order of the
-# coalesced shape, so a contiguous (or identically strided) call is one flat dim split into chunks
-# and takes the unit-stride loop, while broadcast/permuted calls walk rows with the odometer.
+@njit(inline="always")
+def next_row(index, shape, strides, pos, start):
+    """Rewind the innermost dim from ``start`` to 0 and step the odometer to the next row."""
+    nd = shape.size
+    for j in range(pos.size):
+        pos[j] -= start * strides[j, nd - 1]
+    index[nd - 1] = 0
+    advance(index, shape, strides, pos, nd - 2)
+
+
+# --- map and zip: the per-element loops ------------------------------------------------------------
+# These two are not kernels themselves: each is compiled as a C function (a Numba ``cfunc``) per operand dtypes, and
+# the op-free walkers of :mod:`minitensor.backends.fast_walk_kernels` call it by address on runs of memory (a
+# contiguous call's chunks, a broadcast call's rows, or blocks they gathered). Every op shares those walkers, so an
+# op costs a compile of these short loops only.
 
 
 @njit(inline="always")
@@ -125,145 +136,58 @@ def same_run(x, y):
     return x.ctypes.data == y.ctypes.data and x.dtype == y.dtype
 
 
-@njit(inline="always")
-def next_row(index, shape, strides, pos, start):
-    """Rewind the innermost dim from ``start`` to 0 and step the odometer to the next row."""
-    nd = shape.size
-    for j in range(pos.size):
-        pos[j] -= start * strides[j, nd - 1]
-    index[nd - 1] = 0
-    advance(index, shape, strides, pos, nd - 2)
+def map_run(out_p, a_p, n, a_len):  # type: ignore[no-untyped-def]
+    """out[k] = f(a[k]) for k < ``n`` on runs at these pointers; ``a_len`` 1 (with n > 1): f(a[0]) everywhere."""
+    vector_hint()
+    out = carray(out_p, n)
+    a = carray(a_p, a_len)
+    if a_len == 1 and n != 1:
+        y = unary_into(a[0], out.dtype)
+        for k in range(n):
+            out[k] = y
+    elif same_run(out, a):
+        for k in range(n):
+            out[k] = unary_into(out[k], out.dtype)
+    else:
+        for k in range(n):
+            out[k] = unary_into(a[k], out.dtype)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
-def map_kernel(a, out, shape, strides, n_chunks, per_chunk):
-    """out = f(a) over ``shape``; ``strides`` rows are (out, a); chunks hold ``per_chunk`` elements."""
-    nd = shape.size
-    inner = shape[nd - 1]
-    total = 1
-    for d in range(nd):
-        total *= shape[d]
-    so = strides[0, nd - 1]
-    sa = strides[1, nd - 1]
-    for c in prange(n_chunks):
-        vector_hint()
-        e = c * per_chunk
-        end = min(e + per_chunk, total)
-        index = np.empty(nd, np.int64)
-        pos = np.empty(2, np.int64)
-        start_positions(e, shape, strides, index, pos)
-        while e < end:
-            start = index[nd - 1]
-            run = min(inner - start, end - e)
-            po = pos[0]
-            pa = pos[1]
-            if so == 1 and sa == 1:
-                out_run = out[po : po + run]
-                a_run = a[pa : pa + run]
-                if same_run(out_run, a_run):
-                    for k in range(run):
-                        out_run[k] = unary_into(out_run[k], out_run.dtype)
-                else:
-                    for k in range(run):
-                        out_run[k] = unary_into(a_run[k], out_run.dtype)
-            else:
-                for k in range(run):
-                    out[po + k * so] = unary_into(a[pa + k * sa], out.dtype)
-            e += run
-            next_row(index, shape, strides, pos, start)
-
-
-@njit(parallel=PARALLEL == "parallel", cache=True)
-def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk):
-    """out = f(a, b) over ``shape``; ``strides`` rows are (out, a, b); chunks hold ``per_chunk`` elements."""
-    nd = shape.size
-    inner = shape[nd - 1]
-    total = 1
-    for d in range(nd):
-        total *= shape[d]
-    so = strides[0, nd - 1]
-    sa = strides[1, nd - 1]
-    sb = strides[2, nd - 1]
-    for c in prange(n_chunks):
-        e = c * per_chunk
-        end = min(e + per_chunk, total)
-        index = np.empty(nd, np.int64)
-        pos = np.empty(3, np.int64)
-        start_positions(e, shape, strides, index, pos)
-        while e < end:
-            start = index[nd - 1]
-            run = min(inner - start, end - e)
-            po = pos[0]
-            pa = pos[1]
-            pb = pos[2]
-            if so == 1 and sa == 1 and sb == 1:
-                out_run = out[po : po + run]
-                a_run = a[pa : pa + run]
-                b_run = b[pb : pb + run]
-                if same_run(out_run, a_run):
-                    for k in range(run):
-                        out_run[k] = binary(compute(out_run[k]), compute(b_run[k]))
-                elif same_run(out_run, b_run):
-                    for k in range(run):
-                        out_run[k] = binary(compute(a_run[k]), compute(out_run[k]))
-                else:
-                    for k in range(run):
-                        out_run[k] = binary(compute(a_run[k]), compute(b_run[k]))
-            elif so == 1 and sa == 1 and sb == 0:
-                out_run = out[po : po + run]
-                a_run = a[pa : pa + run]
-                y = compute(b[pb])
-                if same_run(out_run, a_run):
-                    for k in range(run):
-                        out_run[k] = binary(compute(out_run[k]), y)
-                else:
-                    for k in range(run):
-                        out_run[k] = binary(compute(a_run[k]), y)
-            else:
-                for k in range(run):
-                    out[po + k * so] = binary(compute(a[pa + k * sa]), compute(b[pb + k * sb]))
-            e += run
-            next_row(index, shape, strides, pos, start)
-
-
-# --- map and zip over contiguous operands -------------------------------------------------------
-# The flat case of the two kernels above (every operand one contiguous run from element 0, the commonest call):
-# about a quarter of their compile time (a cold first run compiles these for most ops), the same loops and values.
-
-
-@njit(parallel=PARALLEL == "parallel", cache=True)
-def map_flat_kernel(a, out, total, n_chunks, per_chunk):
-    """out[i] = f(a[i]) for i < ``total``; chunks hold ``per_chunk`` elements."""
-    for c in prange(n_chunks):
-        vector_hint()
-        e = c * per_chunk
-        out_run = out[e : min(e + per_chunk, total)]
-        a_run = a[e : e + out_run.size]
-        if same_run(out_run, a_run):
-            for k in range(out_run.size):
-                out_run[k] = unary_into(out_run[k], out_run.dtype)
+def zip_run(out_p, a_p, b_p, n, a_len, b_len):  # type: ignore[no-untyped-def]
+    """out[k] = f(a[k], b[k]) for k < ``n`` on runs at these pointers; an operand of length 1 (with n > 1) is
+    broadcast."""
+    out = carray(out_p, n)
+    a = carray(a_p, a_len)
+    b = carray(b_p, b_len)
+    if a_len == 1 and b_len == 1 and n != 1:
+        z = binary(compute(a[0]), compute(b[0]))
+        for k in range(n):
+            out[k] = z
+    elif b_len == 1 and n != 1:
+        y = compute(b[0])
+        if same_run(out, a):
+            for k in range(n):
+                out[k] = binary(compute(out[k]), y)
         else:
-            for k in range(out_run.size):
-                out_run[k] = unary_into(a_run[k], out_run.dtype)
-
-
-@njit(parallel=PARALLEL == "parallel", cache=True)
-def zip_flat_kernel(a, b, out, total, n_chunks, per_chunk):
-    """out[i] = f(a[i], b[i]) for i < ``total``; chunks hold ``per_chunk`` elements."""
-    for c in prange(n_chunks):
-        e = c * per_chunk
-        out_run = out[e : min(e + per_chunk, total)]
-        a_run = a[e : e + out_run.size]
-        b_run = b[e : e + out_run.size]
-        if same_run(out_run, a_run):
-            for k in range(out_run.size):
-                out_run[k] = binary(compute(out_run[k]), compute(b_run[k]))
-        elif same_run(out_run, b_run):
-            for k in range(out_run.size):
-                out_run[k] = binary(compute(a_run[k]), compute(out_run[k]))
+            for k in range(n):
+                out[k] = binary(compute(a[k]), y)
+    elif a_len == 1 and n != 1:
+        x = compute(a[0])
+        if same_run(out, b):
+            for k in range(n):
+                out[k] = binary(x, compute(out[k]))
         else:
-            for k in range(out_run.size):
-                out_run[k] = binary(compute(a_run[k]), compute(b_run[k]))
+            for k in range(n):
+                out[k] = binary(x, compute(b[k]))
+    elif same_run(out, a):
+        for k in range(n):
+            out[k] = binary(compute(out[k]), compute(b[k]))
+    elif same_run(out, b):
+        for k in range(n):
+            out[k] = binary(compute(a[k]), compute(out[k]))
+    else:
+        for k in range(n):
+            out[k] = binary(compute(a[k]), compute(b[k]))
 
 
 # --- reduce --------------------------------------------------------------------------------------

@@ -25,9 +25,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from numba import types  # noqa: E402
 from numba.np.ufunc import parallel as _numba_parallel  # noqa: E402
 
-from .fast_codegen import kernel_module  # noqa: E402
+from .fast_codegen import c_function, kernel_module  # noqa: E402
 
 SERIAL_BELOW = 1 << 15
 """Work (elements; multiply-adds for a matmul) under which a kernel always runs its serial build."""
@@ -184,6 +185,23 @@ def find_kernel(kernel: str, family: str, op: str, compute: str, parallel: bool)
             fn = serialized(fn)
         _kernels[key] = fn
     return fn
+
+
+_runs: dict[tuple, int] = {}
+
+
+def run_address(family: str, op: str, compute: str, out: np.dtype, *inputs: np.dtype) -> int:
+    """The address of ``op``'s per-element loop (``map_run`` or ``zip_run`` of its kernel module) compiled as a C
+    function for these output and input dtypes: what the walkers of :mod:`minitensor.backends.fast_walk_kernels`
+    take as ``run``. Compiled once per machine (cached on disk), looked up once per process."""
+    key = (family, op, compute, out, inputs)
+    address = _runs.get(key)
+    if address is None:
+        pointers = [types.CPointer(numba.from_dtype(dtype)) for dtype in (out, *inputs)]
+        signature = types.void(*pointers, *[types.int64] * (1 + len(inputs)))
+        module = kernel_module(family, op, compute, parallel=False)
+        address = _runs[key] = c_function(module, f"{family}_run", signature).address
+    return address
 
 
 def lazy_kernel(kernel: str, family: str, op: str, compute: str, parallel: bool) -> Callable[..., Any]:

@@ -1,0 +1,212 @@
+"""The ``fast`` backend's map and zip kernels: op-free walkers that call an op's loop by address.
+
+An element-wise call is two things: walking the layout (chunks for the threads, rows of a broadcast or permuted
+view, an odometer over the outer dims) and the per-element loop of one op. The walkers here do the first and are
+compiled once per operand dtypes for every op; the op's loop (``map_run``/``zip_run`` of the template
+:mod:`minitensor.backends.fast_kernels`, compiled as a C function) is passed in as ``run``, an address, and called
+on runs of memory: a compile per op is then a few short loops instead of a whole parallel kernel (a cold test run
+compiled ~200 of those, ~3.4 s each). Like :mod:`minitensor.backends.fast_extra_kernels` this file is copied by
+:mod:`minitensor.backends.fast_codegen` into the kernel cache directory (family "walk"), so Numba caches it on disk.
+
+How a call's memory reaches ``run``, per chunk (``n_chunks`` chunks of ``per_chunk`` elements, a thread each):
+
+* flat kernels (every operand one contiguous run from element 0): one call on the chunk.
+* general kernels walk ``shape`` (the coalesced output shape) with ``strides`` (one row per operand, ``out``
+  first). A row of at least ``LONG`` elements is called on directly where an operand steps by 1 (or 0: a broadcast
+  element, passed with length 1); other operands are first gathered into a buffer, and a strided ``out`` is
+  written from one. Shorter rows are gathered ``BLOCK`` elements at a time, across rows, so that a tensor of rows
+  of 3 costs one call per block, not per row.
+
+Every element is read once before its output is written and each output element is written once, so the values
+are those of one loop over the elements: the same bits as the op's loop on contiguous data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from minitensor.backends.fast_intrinsics import call_function, element_pointer
+from minitensor.backends.fast_kernels import next_row, start_positions
+
+# Rebound to "serial" for the thread-pool-free build (see fast_codegen).
+PARALLEL = "parallel"
+BLOCK = 1024
+"""Elements per gathered block (a few KB per operand: it stays in L1)."""
+LONG = 32
+"""Rows at least this long are called on row by row; shorter ones are gathered into blocks."""
+
+
+@njit(inline="always")
+def gather(source, position, stride, n, buffer, at):
+    """buffer[at : at + n] = the n elements of ``source`` from ``position``, ``stride`` apart."""
+    if stride == 1:
+        run = source[position : position + n]
+        for k in range(n):
+            buffer[at + k] = run[k]
+    else:
+        for k in range(n):
+            buffer[at + k] = source[position + k * stride]
+
+
+@njit(inline="always")
+def scatter(buffer, at, n, target, position, stride):
+    """The n elements of ``target`` from ``position``, ``stride`` apart = buffer[at : at + n]."""
+    if stride == 1:
+        run = target[position : position + n]
+        for k in range(n):
+            run[k] = buffer[at + k]
+    else:
+        for k in range(n):
+            target[position + k * stride] = buffer[at + k]
+
+
+@njit(inline="always")
+def step(index, shape, strides, pos, start, n):
+    """Move ``n`` elements along the current row (which began at ``start``), to the next row at its end."""
+    nd = shape.size
+    if start + n == shape[nd - 1]:
+        next_row(index, shape, strides, pos, start)
+    else:
+        index[nd - 1] += n
+        for j in range(pos.size):
+            pos[j] += n * strides[j, nd - 1]
+
+
+@njit(inline="always")
+def operand(source, position, stride, n, buffer):
+    """(pointer, length) of ``n`` elements of ``source`` for ``run``: in place when they are one run (stride 1) or
+    one element (stride 0, length 1), else gathered into ``buffer``."""
+    if stride == 1:
+        return element_pointer(source, position), n
+    if stride == 0:
+        return element_pointer(source, position), 1
+    gather(source, position, stride, n, buffer, 0)
+    return element_pointer(buffer, 0), n
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True)
+def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
+    """out = f(a) over ``shape``; ``strides`` rows are (out, a); ``run`` is the op's ``map_run``."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    so = strides[0, nd - 1]
+    sa = strides[1, nd - 1]
+    for c in prange(n_chunks):
+        e = c * per_chunk
+        end = min(e + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(2, np.int64)
+        start_positions(e, shape, strides, index, pos)
+        a_buffer = np.empty(BLOCK, a.dtype)
+        out_buffer = np.empty(BLOCK, out.dtype)
+        rows = np.empty((BLOCK, 2), np.int64)  # (out position, length) of each row in a block
+        while e < end:
+            start = index[nd - 1]
+            n = min(shape[nd - 1] - start, end - e)
+            if n >= LONG:
+                if so != 1 or (sa != 1 and sa != 0):
+                    n = min(n, BLOCK)
+                a_at, a_len = operand(a, pos[1], sa, n, a_buffer)
+                if so == 1:
+                    call_function(run, element_pointer(out, pos[0]), a_at, n, a_len)
+                else:
+                    call_function(run, element_pointer(out_buffer, 0), a_at, n, a_len)
+                    scatter(out_buffer, 0, n, out, pos[0], so)
+                e += n
+                step(index, shape, strides, pos, start, n)
+            else:
+                filled = 0
+                r = 0
+                while e < end and filled < BLOCK:
+                    start = index[nd - 1]
+                    n = min(shape[nd - 1] - start, end - e, BLOCK - filled)
+                    gather(a, pos[1], sa, n, a_buffer, filled)
+                    rows[r, 0] = pos[0]
+                    rows[r, 1] = n
+                    r += 1
+                    filled += n
+                    e += n
+                    step(index, shape, strides, pos, start, n)
+                call_function(run, element_pointer(out_buffer, 0), element_pointer(a_buffer, 0), filled, filled)
+                filled = 0
+                for i in range(r):
+                    scatter(out_buffer, filled, rows[i, 1], out, rows[i, 0], so)
+                    filled += rows[i, 1]
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True)
+def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
+    """out = f(a, b) over ``shape``; ``strides`` rows are (out, a, b); ``run`` is the op's ``zip_run``."""
+    nd = shape.size
+    total = 1
+    for d in range(nd):
+        total *= shape[d]
+    so = strides[0, nd - 1]
+    sa = strides[1, nd - 1]
+    sb = strides[2, nd - 1]
+    for c in prange(n_chunks):
+        e = c * per_chunk
+        end = min(e + per_chunk, total)
+        index = np.empty(nd, np.int64)
+        pos = np.empty(3, np.int64)
+        start_positions(e, shape, strides, index, pos)
+        a_buffer = np.empty(BLOCK, a.dtype)
+        b_buffer = np.empty(BLOCK, b.dtype)
+        out_buffer = np.empty(BLOCK, out.dtype)
+        rows = np.empty((BLOCK, 2), np.int64)
+        while e < end:
+            start = index[nd - 1]
+            n = min(shape[nd - 1] - start, end - e)
+            if n >= LONG:
+                if so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
+                    n = min(n, BLOCK)
+                a_at, a_len = operand(a, pos[1], sa, n, a_buffer)
+                b_at, b_len = operand(b, pos[2], sb, n, b_buffer)
+                if so == 1:
+                    call_function(run, element_pointer(out, pos[0]), a_at, b_at, n, a_len, b_len)
+                else:
+                    call_function(run, element_pointer(out_buffer, 0), a_at, b_at, n, a_len, b_len)
+                    scatter(out_buffer, 0, n, out, pos[0], so)
+                e += n
+                step(index, shape, strides, pos, start, n)
+            else:
+                filled = 0
+                r = 0
+                while e < end and filled < BLOCK:
+                    start = index[nd - 1]
+                    n = min(shape[nd - 1] - start, end - e, BLOCK - filled)
+                    gather(a, pos[1], sa, n, a_buffer, filled)
+                    gather(b, pos[2], sb, n, b_buffer, filled)
+                    rows[r, 0] = pos[0]
+                    rows[r, 1] = n
+                    r += 1
+                    filled += n
+                    e += n
+                    step(index, shape, strides, pos, start, n)
+                call_function(run, element_pointer(out_buffer, 0), element_pointer(a_buffer, 0),
+                              element_pointer(b_buffer, 0), filled, filled, filled)
+                filled = 0
+                for i in range(r):
+                    scatter(out_buffer, filled, rows[i, 1], out, rows[i, 0], so)
+                    filled += rows[i, 1]
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True)
+def map_flat_kernel(a, out, total, n_chunks, per_chunk, run):
+    """out[i] = f(a[i]) for i < ``total``, one ``run`` call per chunk of ``per_chunk`` elements."""
+    for c in prange(n_chunks):
+        e = c * per_chunk
+        n = min(per_chunk, total - e)
+        call_function(run, element_pointer(out, e), element_pointer(a, e), n, n)
+
+
+@njit(parallel=PARALLEL == "parallel", cache=True)
+def zip_flat_kernel(a, b, out, total, n_chunks, per_chunk, run):
+    """out[i] = f(a[i], b[i]) for i < ``total``, one ``run`` call per chunk of ``per_chunk`` elements."""
+    for c in prange(n_chunks):
+        e = c * per_chunk
+        n = min(per_chunk, total - e)
+        call_function(run, element_pointer(out, e), element_pointer(a, e), element_pointer(b, e), n, n, n)
