@@ -4,7 +4,8 @@ Run ``python benchmarks/kernels.py [--repeat N] [--quick] [--threads N] [--only 
 median time of each case and ``ratio``, the median over alternating pairs of calls of NumPy time / minitensor time
 (higher is better), then the
 first-call (compile or cache-load) time of each kernel family in fresh subprocesses, cold (empty
-kernel cache) and warm (the cache the cold run just filled).
+kernel cache) and warm (the cache the cold run just filled); "zip, 2nd op" is a second op in the same layout, which
+compiles only that op's loop (the map/zip walkers are shared by every op).
 
 The backend kernels are called directly on TensorData (``from_numpy``/``empty``), so this measures
 kernels, not Python tensor overhead. ``exp``, ``log``, ``tanh`` and ``sigmoid`` on float arrays delegate to
@@ -192,6 +193,7 @@ times = {"import": imported - start}
 for name, call in [
     ("map", lambda: fast.map("exp", x, out)),
     ("zip", lambda: fast.zip("add", x, x.permute(1, 0), out)),
+    ("zip, 2nd op", lambda: fast.zip("mul", x, x.permute(1, 0), out)),  # the walkers are compiled: only mul's loop
     ("reduce", lambda: (fast.reduce("sum", x, 1, col), fast.reduce("sum", x.permute(1, 0), 1, col))),
     ("matmul", lambda: fast.matmul(x, x, out)),
 ]:

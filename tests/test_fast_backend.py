@@ -842,7 +842,8 @@ def test_codegen_rejects_an_op_name_that_is_not_an_identifier(monkeypatch: pytes
 def test_planted_or_empty_cache_files_are_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fast_codegen, "_directory", tmp_path)
     monkeypatch.setattr(fast_codegen, "_modules", {})
-    monkeypatch.setattr(fast_launch, "_kernels", {})  # the backend's kernels found before
+    monkeypatch.setattr(fast_launch, "_kernels", {})  # the backend's kernels and op loops found before
+    monkeypatch.setattr(fast_launch, "_runs", {})
     for table in ("_map_plans", "_zip_plans", "_reduce_calls"):
         monkeypatch.setattr(fast_module, table, {})
     marker = tmp_path / "planted-code-ran"

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit, prange
 
 from minitensor.backends import fast_walk_kernels as walk
 from minitensor.backends.base import strided_view
 from minitensor.backends.fast import FastBackend, elementwise_kernel
+from minitensor.backends.fast_kernels import threads
 from minitensor.tensor_data import TensorData
 
 kernels = FastBackend(use_numpy_twins=False, use_numpy_math=False)
@@ -124,3 +126,23 @@ def test_in_place_on_strided_views(transposed: bool) -> None:
 def test_block_and_row_sizes_are_what_the_walk_paths_assume() -> None:
     """The layouts above reach the paths they are named for only with these sizes."""
     assert walk.LONG <= 40 and walk.LONG > 13 and walk.BLOCK < 1500 and 700 * 3 > walk.BLOCK
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")  # the serial build has no parallel loop
+def test_serial_builds_never_start_threads() -> None:
+    """``threads("serial")`` keeps a kernel's prange loops serial for every signature it is compiled for (Numba
+    empties an options dict on first use, so the second signature's loop had gone to the thread pool: 70 us per call
+    instead of 2); ``threads("parallel")`` gives them to the pool (so the check below can fail)."""
+
+    def total(x):  # type: ignore[no-untyped-def]
+        s = 0.0
+        for i in prange(x.size):
+            s += x[i]
+        return s
+
+    serial, parallel = njit(parallel=threads("serial"))(total), njit(parallel=threads("parallel"))(total)
+    for dtype in (np.float64, np.float32, np.int64):
+        assert serial(np.arange(5, dtype=dtype)) == 10
+    assert len(serial.signatures) == 3
+    assert not any("do_scheduling" in serial.inspect_llvm(sig) for sig in serial.signatures)
+    assert parallel(np.arange(5.0)) == 10 and "do_scheduling" in parallel.inspect_llvm(parallel.signatures[0])

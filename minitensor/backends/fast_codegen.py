@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -49,6 +50,7 @@ from typing import Any
 import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
+from numba.core.errors import NumbaPerformanceWarning
 
 from .. import operators, tensor_data
 
@@ -174,17 +176,23 @@ def _locked_compile(compile_: Callable[[Any], Any], lock_path: Path) -> Callable
 
     def compile_once(sig: Any) -> Any:
         if fcntl is None or getattr(_compiling, "active", False):
-            return compile_(sig)
+            return quiet(sig)
         _compiling.active = True
         try:
             with open(lock_path, "a") as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 try:
-                    return compile_(sig)
+                    return quiet(sig)
                 finally:
                     fcntl.flock(handle, fcntl.LOCK_UN)
         finally:
             _compiling.active = False
+
+    def quiet(sig: Any) -> Any:
+        with warnings.catch_warnings():  # a serial build asks for Numba's parallel passes without parallel loops
+            warnings.filterwarnings("ignore", r"\s*The keyword argument 'parallel=True' was specified",
+                                    NumbaPerformanceWarning)
+            return compile_(sig)
 
     return compile_once
 

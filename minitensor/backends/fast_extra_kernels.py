@@ -21,14 +21,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from minitensor.backends.fast_kernels import advance, next_row, same_run, start_positions
+from minitensor.backends.fast_kernels import advance, next_row, same_run, start_positions, threads
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
 PARALLEL = "parallel"
 SORT_RUN = 16  # rows are insertion-sorted in runs of this many before merging
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def where_kernel(cond, a, b, out, shape, strides, n_chunks, per_chunk):
     """out = a if cond != 0 else b over ``shape``; ``strides`` rows are (out, cond, a, b)."""
     nd = shape.size
@@ -62,7 +62,7 @@ def where_kernel(cond, a, b, out, shape, strides, n_chunks, per_chunk):
             next_row(index, shape, strides, pos, start)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def add_scaled_kernel(a, b, alpha, out, shape, strides, n_chunks, per_chunk):
     """out = a + alpha[0] * b over ``shape`` in float64, rounded once on store; ``strides`` rows are (out, a, b)."""
     nd = shape.size
@@ -103,7 +103,7 @@ def add_scaled_kernel(a, b, alpha, out, shape, strides, n_chunks, per_chunk):
             next_row(index, shape, strides, pos, start)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def gather_kernel(a, index_values, out, shape, strides, n_chunks, per_chunk, a_dim_stride):
     """out = a[..., index, ...] over ``shape``; ``strides`` rows are (out, index, a with stride 0 along the dim).
 
@@ -135,7 +135,7 @@ def gather_kernel(a, index_values, out, shape, strides, n_chunks, per_chunk, a_d
             next_row(index, shape, strides, pos, start)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def scatter_add_kernel(src, index_values, out, shape, strides, length, ss, si, so, n_chunks, per_chunk, compute):
     """out[..., index, ...] += src along rows of ``length``; ``strides`` rows are (out, src, index).
 
@@ -215,7 +215,7 @@ def stable_argsort(keys, order, scratch, descending):
         order[:] = scratch  # an odd number of merge passes left the result in scratch
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def sort_kernel(a, values, indices, shape, strides, length, sa, sv, si, n_chunks, per_chunk, descending):
     """Stable sort of rows of ``length`` along one dim; ``strides`` rows are (values, indices, a).
 

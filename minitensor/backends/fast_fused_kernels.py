@@ -33,14 +33,14 @@ from minitensor.backends.fast_fused_rows import (
     softmax_row,
     softmax_shift_row,
 )
-from minitensor.backends.fast_kernels import advance, start_positions
+from minitensor.backends.fast_kernels import advance, start_positions, threads
 from minitensor.backends.fast_math import prefer_wide
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
 PARALLEL = "parallel"
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, sa, so, n_chunks, per_chunk, eps,
                       has_weight, has_bias):
     """Rows of ``length`` along the last dim: mean, rstd = 1 / sqrt(biased var + eps), out = (a - mean) rstd w + b.
@@ -71,7 +71,7 @@ def layer_norm_kernel(a, weight, bias, out, mean, rstd, shape, strides, length, 
 
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials, shape, strides, length, sg, sa, sgi,
                                n_chunks, per_chunk, has_weight, need_input, need_params, grad_weight, sw, grad_bias,
                                sb, write_params):
@@ -119,7 +119,7 @@ def layer_norm_backward_kernel(grad, a, mean, rstd, weight, grad_input, partials
 
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def softmax_shift_kernel(a, out, shape, strides, length, sa, so, n_chunks, per_chunk, scale, causal_rows, finish):
     """Rows of ``length``: out = scale * a - its row max (``softmax_shift_row``); ``strides`` rows are (out, a). With
     ``causal_rows`` > 0, row r keeps its first ``r % causal_rows + 1`` entries (rows visited in row-major order).
@@ -156,7 +156,7 @@ def softmax_dense_rows_kernel(a, out, rows, length, finish):
 
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def softmax_kernel(a, out, shape, strides, length, n_chunks, per_chunk, scale, causal_rows, log):
     """Rows of ``length``, unit-stride (``strides`` rows: out, a): softmax, or log_softmax when ``log``, of
     scale * a, one pass per row (:func:`softmax_row`), ``scale`` of the data's dtype. With ``causal_rows`` > 0, row
@@ -188,7 +188,7 @@ def softmax_backward_dense_rows_kernel(grad, y, out, rows, length, log):
         softmax_backward_row(grad[lo:hi], y[lo:hi], out[lo:hi], 1.0, log)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_chunks, per_chunk, scale, log):
     """Rows of ``length``: the softmax (``log``: log_softmax) gradient from its result y (``softmax_backward_row``);
     ``strides`` rows are (out, grad, y)."""
@@ -214,7 +214,7 @@ def softmax_backward_kernel(grad, y, out, shape, strides, length, sg, sy, so, n_
 
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_chunk, scale, log):
     """``softmax_backward_kernel``'s contract for unit-stride rows (``strides`` rows: out, grad, y; ``scale`` of the
     data's dtype), rows addressed by offsets (:func:`log_softmax_grad_row` with ``log``, else
@@ -239,7 +239,7 @@ def softmax_grad_kernel(grad, y, out, shape, strides, length, n_chunks, per_chun
             advance(index, shape, strides, pos, nd - 1)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def gelu_kernel(x, grad, out, slope, mode, n_chunks, per_chunk):
     """Exact GELU over contiguous data of one dtype, one pass, in chunks of ``per_chunk`` elements. ``mode`` 0:
     out = x Phi(x); 1: that and slope = Phi(x) + x phi(x) (the derivative); 2: out = grad * slope. float32:
@@ -251,7 +251,7 @@ def gelu_kernel(x, grad, out, slope, mode, n_chunks, per_chunk):
         gelu_run(x[lo:hi], grad[lo:hi], out[lo:hi], slope[lo:hi], mode)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def adam_kernel(p, g, m, v, decay, weight, rest, beta2, gain2, correction2, eps, neg_step, n_chunks, per_chunk,
                 decoupled, small):
     """Adam's update of contiguous data of one dtype in place (:func:`adam_run`), in chunks of ``per_chunk``
@@ -263,7 +263,7 @@ def adam_kernel(p, g, m, v, decay, weight, rest, beta2, gain2, correction2, eps,
                  hi, decoupled, small)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True, error_model="numpy")
+@njit(parallel=threads(PARALLEL), cache=True, error_model="numpy")
 def take_rows_kernel(a, index, step, out, width, n_chunks, per_chunk):
     """out row i = a row index[i * step] for contiguous (rows, ``width``) ``a`` and ``out`` (an embedding lookup)."""
     rows = out.size // width

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from minitensor.backends.fast_intrinsics import call_function, element_pointer
-from minitensor.backends.fast_kernels import next_row, start_positions
+from minitensor.backends.fast_kernels import next_row, start_positions, threads
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
 PARALLEL = "parallel"
@@ -40,25 +40,15 @@ LONG = 32
 @njit(inline="always")
 def gather(source, position, stride, n, buffer, at):
     """buffer[at : at + n] = the n elements of ``source`` from ``position``, ``stride`` apart."""
-    if stride == 1:
-        run = source[position : position + n]
-        for k in range(n):
-            buffer[at + k] = run[k]
-    else:
-        for k in range(n):
-            buffer[at + k] = source[position + k * stride]
+    for k in range(n):
+        buffer[at + k] = source[position + k * stride]
 
 
 @njit(inline="always")
 def scatter(buffer, at, n, target, position, stride):
     """The n elements of ``target`` from ``position``, ``stride`` apart = buffer[at : at + n]."""
-    if stride == 1:
-        run = target[position : position + n]
-        for k in range(n):
-            run[k] = buffer[at + k]
-    else:
-        for k in range(n):
-            target[position + k * stride] = buffer[at + k]
+    for k in range(n):
+        target[position + k * stride] = buffer[at + k]
 
 
 @njit(inline="always")
@@ -85,7 +75,7 @@ def operand(source, position, stride, n, buffer):
     return element_pointer(buffer, 0), n
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
     """out = f(a) over ``shape``; ``strides`` rows are (out, a); ``run`` is the op's ``map_run``."""
     nd = shape.size
@@ -137,7 +127,7 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
                     filled += rows[i, 1]
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
     """out = f(a, b) over ``shape``; ``strides`` rows are (out, a, b); ``run`` is the op's ``zip_run``."""
     nd = shape.size
@@ -194,7 +184,7 @@ def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
                     filled += rows[i, 1]
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def map_flat_kernel(a, out, total, n_chunks, per_chunk, run):
     """out[i] = f(a[i]) for i < ``total``, one ``run`` call per chunk of ``per_chunk`` elements."""
     for c in prange(n_chunks):
@@ -203,7 +193,7 @@ def map_flat_kernel(a, out, total, n_chunks, per_chunk, run):
         call_function(run, element_pointer(out, e), element_pointer(a, e), n, n)
 
 
-@njit(parallel=PARALLEL == "parallel", cache=True)
+@njit(parallel=threads(PARALLEL), cache=True)
 def zip_flat_kernel(a, b, out, total, n_chunks, per_chunk, run):
     """out[i] = f(a[i], b[i]) for i < ``total``, one ``run`` call per chunk of ``per_chunk`` elements."""
     for c in prange(n_chunks):
