@@ -14,7 +14,10 @@ from . import (
     tensor_join,
     tensor_math,
     tensor_order,
+    tensor_pointwise,
+    tensor_products,
     tensor_reduce,
+    tensor_select,
     tensor_shape,
     tensor_softmax,
     tensor_stats,
@@ -52,14 +55,18 @@ from .tensor_index import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
+from .tensor_pointwise import *  # noqa: F403
+from .tensor_products import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
+from .tensor_select import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
 from .tensor_softmax import *  # noqa: F403
 from .tensor_stats import *  # noqa: F403
 
 # The function forms again, each tensor-first one with PyTorch's TypeError for a non-tensor (function_forms.py).
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
-                    tensor_order, tensor_reduce, tensor_shape, tensor_softmax, tensor_stats))
+                    tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_select, tensor_shape,
+                    tensor_softmax, tensor_stats))
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

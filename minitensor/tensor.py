@@ -28,7 +28,10 @@ from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
 from .tensor_operators import OperatorMethods
 from .tensor_order import OrderMethods
+from .tensor_pointwise import PointwiseMethods
+from .tensor_products import ProductMethods
 from .tensor_reduce import ReduceMethods
+from .tensor_select import SelectMethods
 from .tensor_shape import ShapeMethods
 from .tensor_softmax import SoftmaxMethods
 from .tensor_stats import StatsMethods
@@ -38,19 +41,22 @@ _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 
 
 class Tensor(
-    AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, CompareMethods,
-    ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, ShapeMethods, BroadcastMethods, JoinMethods, LinalgMethods,
+    AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
+    CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, ShapeMethods, BroadcastMethods,
+    JoinMethods, LinalgMethods, ProductMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: autograd state and entry points (tensor_autograd.py), the ``new_*`` factories
     (tensor_factory.py), Python operators (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise
-    math (tensor_math.py), arithmetic between tensors and its composites (tensor_arith.py), comparisons, logical and
-    bitwise ops, selection and closeness (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired
-    reductions (tensor_stats.py), softmax and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py),
-    indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids (tensor_broadcast.py), joining and
-    copying (tensor_join.py), linear algebra (linalg.py); this file holds the core: properties, raw kernel calls, deep
-    copy and conversion.
+    math (tensor_math.py), arithmetic between tensors and its composites (tensor_arith.py), element-wise composites
+    (frac, copysign, fmax, ...: tensor_pointwise.py), comparisons, logical and bitwise ops, selection and closeness
+    (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired reductions (tensor_stats.py), softmax
+    and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py), splitting, rotation, flat indexing and
+    running extremes (tensor_select.py), indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids
+    (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py) and its composite products
+    (trace, kron, addmm, ...: tensor_products.py); this file holds the core: properties, raw kernel calls, deep copy
+    and conversion.
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__

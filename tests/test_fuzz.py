@@ -89,6 +89,28 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "aminmax": (lambda t, d: t.aminmax(dim=d), 2),
     "diff": (lambda t, n, d: t.diff(n, d), 3),
     "softmax_method": (lambda t, d: t.softmax(d), 2),
+    "copysign": (lambda a, b: mt.copysign(a, b), 2),
+    "heaviside": (lambda a, b: mt.heaviside(a, b), 2),
+    "float_power": (lambda a, b: mt.float_power(a, b), 2),
+    "fmax": (lambda a, b: mt.fmax(a, b), 2),
+    "logit": (lambda t, e: t.logit(e), 2),
+    "frac_sinc_signbit": (lambda t: (t.frac(), t.sinc(), t.signbit()), 1),
+    "trace": (lambda t: t.trace(), 1),
+    "kron": (lambda a, b: mt.kron(a, b), 2),
+    "cross": (lambda a, b, d: mt.cross(a, b, d), 3),
+    "inner": (lambda a, b: mt.inner(a, b), 2),
+    "addmm": (lambda t, a, b: mt.addmm(t, a, b), 3),
+    "addmv": (lambda t, a, b: mt.addmv(t, a, b), 3),
+    "baddbmm": (lambda t, a, b: mt.baddbmm(t, a, b), 3),
+    "block_diag": (lambda a, b: mt.block_diag(a, b), 2),
+    "cartesian_prod": (lambda a, b: mt.cartesian_prod(a, b), 2),
+    "cdist": (lambda a, b, p: mt.cdist(a, b, p), 3),
+    "dist": (lambda a, b, p: mt.dist(a, b, p), 3),
+    "tensor_split": (lambda t, s, d: t.tensor_split(s, d), 3),
+    "rot90": (lambda t, k, d: t.rot90(k, d), 3),
+    "take": (lambda t, i: t.take(i), 2),
+    "cummax": (lambda t, d: t.cummax(d), 2),
+    "logcumsumexp": (lambda t, d: t.logcumsumexp(d), 2),
     # shape ops and indexing
     "view": (lambda t, s: t.view(s), 2),
     "reshape": (lambda t, s: t.reshape(s), 2),
@@ -136,6 +158,7 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
 
 
 METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "nanmean", "aminmax", "diff", "softmax_method",
+           "logit", "frac_sinc_signbit", "trace", "tensor_split", "rot90", "take", "cummax", "logcumsumexp",
            "broadcast_to", "new_zeros", "new_tensor", "view", "reshape", "permute", "transpose", "expand",
            "unsqueeze", "squeeze", "flip", "repeat", "getitem", "setitem", "gather", "masked_fill", "to", "item", "backward"}
 

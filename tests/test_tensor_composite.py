@@ -4,60 +4,21 @@ on every backend: values, dtypes, shapes and gradients, with broadcasting, a zer
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
+from torch_oracle import check, dtype_name
 
 import minitensor as mt
 from minitensor import DTypeError, EmptyReductionError, ShapeError
 
 torch = pytest.importorskip("torch")
 
+
 nan, inf = math.nan, math.inf
 A = np.array([[0.5, -1.25, 2.0], [3.0, 0.25, -0.75]], dtype=np.float32)
 B = np.array([1.5, -0.5, 4.0], dtype=np.float32)
 C = np.array([[2.0], [-3.0]], dtype=np.float32)
-
-
-def _dtype_name(t: Any) -> str:
-    return str(t.dtype).removeprefix("torch.") if isinstance(t, torch.Tensor) else t.dtype.name
-
-
-def _outputs(out: Any) -> list[Any]:
-    return list(out) if isinstance(out, tuple) else [out]
-
-
-def check(backend: str, fn: Callable[..., Any], *arrays: np.ndarray, grad: bool = True, rtol: float = 1e-5,
-          atol: float = 1e-6) -> list[Any]:
-    """fn(lib, *inputs) with lib = mt and torch: equal values (nan where torch has nan), dtypes, shapes; and, when
-    ``grad``, equal gradients of a fixed weighted sum of the outputs for every float input."""
-    needs = [grad and a.dtype.kind == "f" for a in arrays]
-    ours = [mt.tensor(a, backend=backend, requires_grad=g) for a, g in zip(arrays, needs)]
-    theirs = [torch.tensor(a, requires_grad=g) for a, g in zip(arrays, needs)]
-    got, want = _outputs(fn(mt, *ours)), _outputs(fn(torch, *theirs))
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert tuple(g.shape) == tuple(w.shape), (g.shape, w.shape)
-        assert _dtype_name(g) == _dtype_name(w)
-        np.testing.assert_allclose(g.to_numpy(), w.detach().numpy(), rtol=rtol, atol=atol, equal_nan=True)
-    if any(needs):
-        total_ours: Any = 0
-        total_theirs: Any = 0
-        for g, w in zip(got, want):
-            if w.dtype.is_floating_point and w.requires_grad:
-                weights = np.linspace(-1.3, 2.0, max(w.numel(), 1))[: w.numel()].reshape(tuple(w.shape))
-                total_ours = total_ours + (g * mt.tensor(weights, dtype=g.dtype, backend=backend)).sum()
-                total_theirs = total_theirs + (w * torch.tensor(weights, dtype=w.dtype)).sum()
-        total_ours.backward()
-        total_theirs.backward()
-        for o, t in zip(ours, theirs):
-            if t.requires_grad:
-                expected = t.grad if t.grad is not None else torch.zeros_like(t)
-                assert o.grad is not None and o.grad.shape == tuple(t.shape)
-                np.testing.assert_allclose(o.grad.to_numpy(), expected.numpy(), rtol=rtol, atol=atol, equal_nan=True)
-    return got
 
 
 # --- element-wise composites ---
@@ -288,7 +249,7 @@ def test_new_factories(backend: str) -> None:
         (ints.new_zeros(0, 3, dtype=mt.bool), ref_i.new_zeros(0, 3, dtype=torch.bool)),
     ]
     for got, want in pairs:
-        assert got.shape == tuple(want.shape) and _dtype_name(got) == _dtype_name(want)
+        assert got.shape == tuple(want.shape) and dtype_name(got) == dtype_name(want)
         assert got.backend is floats.backend and not got.requires_grad
         np.testing.assert_array_equal(got.to_numpy(), want.numpy())
     empty = floats.new_empty(2, 4, requires_grad=True)

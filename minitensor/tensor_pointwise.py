@@ -1,0 +1,151 @@
+"""Element-wise composites (the ``PointwiseMethods`` mixin) and the matching ``mt.`` functions: frac, sinc, deg2rad,
+rad2deg, copysign, signbit, heaviside, float_power, logit, positive, fmax, fmin.
+
+Each is built from the element-wise ops of tensor_math.py, tensor_arith.py and tensor_compare.py (where, comparisons,
+abs, sin, log, pow), so gradients come from autodiff and every backend runs them without new kernels. Names,
+signatures, result dtypes (float functions of integer or bool tensors give the default float dtype; ``float_power``
+always float64; ``signbit`` bool) and broadcasting follow PyTorch. The backends have no bit-level access, so the
+sign of a NaN is not seen: ``signbit(-nan)`` is False and ``copysign(x, -nan)`` is ``|x|`` (PyTorch: True, ``-|x|``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from . import dtypes
+from . import tensor_functions as F
+from .errors import DTypeError
+from .tensor_arith import pow as _pow
+from .tensor_math import _float_input, _float_operands, _is_tensor, _not_bool, _operands
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+DEG_PER_RAD = 180.0 / math.pi
+RAD_PER_DEG = math.pi / 180.0
+
+
+def frac(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """x - trunc(x), the fractional part with x's sign (float tensors only, as PyTorch); the gradient is 1."""
+    if input.dtype.kind != "f":
+        raise DTypeError(f"frac() needs a float tensor, got {input.dtype} (shape {input.shape}); call .float() first")
+    x = input.detach()
+    whole = F.Where.apply(x < 0, x.ceil(), x.floor())  # trunc(x), from kernels the CUDA simulator runs on float32 too
+    return input - whole
+
+
+def sinc(input: Tensor) -> Tensor:  # noqa: A002
+    """sin(pi x) / (pi x), and 1 at x = 0 (gradient 0 there); integers and bools give the default float dtype."""
+    x = _float_input(input)
+    zero = x == 0
+    scaled = F.Where.apply(zero, x._lift(1.0), x * math.pi)  # 1 at 0, so neither branch divides by zero
+    return F.Where.apply(zero, x._lift(1.0), scaled.sin() / scaled)
+
+
+def deg2rad(input: Tensor) -> Tensor:  # noqa: A002
+    """x * pi / 180 (integers and bools give the default float dtype)."""
+    return _float_input(input) * RAD_PER_DEG
+
+
+def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
+    """x * 180 / pi (integers and bools give the default float dtype)."""
+    return _float_input(input) * DEG_PER_RAD
+
+
+def signbit(input: Tensor) -> Tensor:  # noqa: A002
+    """True where the sign bit is set: x < 0, and -0.0 (seen as 1 / x < 0); False for integers >= 0 and bools.
+    A NaN's sign is not visible to the kernels: always False (PyTorch: True for -nan). No gradient (bool)."""
+    x = input.detach()
+    if x.dtype.kind == "b":
+        return x & False
+    negative = x < 0
+    return negative | ((x == 0) & (x.reciprocal() < 0)) if x.dtype.kind == "f" else negative
+
+
+def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """|input| with the sign of ``other`` (a tensor or number; -0.0 counts as negative), broadcast, in the promoted
+    float dtype (integers and bools give the default float dtype). The gradient to input is sign(input) * sign(out)
+    (0 at 0); ``other`` gets none (PyTorch: zeros). A NaN ``other`` counts as positive (see the module doc)."""
+    a, b = _float_operands(input, other)
+    magnitude = a.abs()
+    return F.Where.apply(signbit(b), -magnitude, magnitude)
+
+
+def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002
+    """0 where input < 0 (or NaN), ``values`` where input == 0, 1 where input > 0, broadcast; input and values (a
+    tensor, or a number lifted to input's dtype) need one dtype, as in PyTorch. The gradient reaches ``values``
+    where input == 0 (PyTorch has no derivative)."""
+    values = input._operand(values) if not _is_tensor(values) else values
+    if values.dtype != input.dtype:
+        raise DTypeError(f"heaviside(): input and values need one dtype, got {input.dtype} {input.shape} and "
+                         f"{values.dtype} {values.shape}")
+    input._check_backend(values)
+    x = input.detach()
+    step = (x > 0).cast(input.dtype)
+    return F.Where.apply(x == 0, values, step)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+    """input ** exponent computed in float64 (the result is always float64, as PyTorch); either may be a number;
+    gradients flow back to float inputs in their own dtype."""
+    base, power = _operands(input, exponent)
+    return _pow(base.cast(dtypes.float64), power.cast(dtypes.float64))
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """log(x / (1 - x)) with x clamped to [eps, 1 - eps] when ``eps`` is given (the gradient is then 0 outside);
+    integers and bools give the default float dtype."""
+    x = _float_input(input)
+    if eps is not None:
+        x = x.clamp(float(eps), 1.0 - float(eps))
+    return (x / (1.0 - x)).log()
+
+
+def positive(input: Tensor) -> Tensor:  # noqa: A002
+    """``input`` itself (``+x``); bool tensors raise DTypeError, as in PyTorch."""
+    _not_bool(input, "positive", "the + operator is not defined for bool tensors")
+    return input
+
+
+def _nan_ignoring(input: Any, other: Any, op: str) -> Tensor:
+    """fmax (op "ge") / fmin ("le"): input where it wins or ties or other is NaN, else other."""
+    a, b = _operands(input, other)
+    wins = getattr(a.detach(), op)(b.detach())
+    if b.dtype.kind == "f":
+        wins = wins | b.detach().isnan()
+    return F.Where.apply(wins, a, b)
+
+
+def fmax(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise max that ignores NaN (the other operand where one is NaN; NaN only if both are), broadcast, in
+    the promoted dtype; the gradient goes to input where input >= other or other is NaN, else to other (as PyTorch)."""
+    return _nan_ignoring(input, other, "ge")
+
+
+def fmin(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Element-wise min that ignores NaN; as :func:`fmax` with input <= other."""
+    return _nan_ignoring(input, other, "le")
+
+
+class PointwiseMethods:
+    """Element-wise composites (methods of Tensor)."""
+
+    frac = frac
+    sinc = sinc
+    deg2rad = deg2rad
+    rad2deg = rad2deg
+    copysign = copysign
+    signbit = signbit
+    heaviside = heaviside
+    float_power = float_power
+    logit = logit
+    positive = positive
+    fmax = fmax
+    fmin = fmin
+
+
+__all__ = [
+    "frac", "sinc", "deg2rad", "rad2deg", "copysign", "signbit", "heaviside", "float_power", "logit", "positive",
+    "fmax", "fmin",
+]  # fmt: skip

@@ -1,0 +1,62 @@
+"""The torch oracle of the composite-op tests: run one function on minitensor and on torch and compare values, dtypes,
+shapes and gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import minitensor as mt
+
+torch = pytest.importorskip("torch")
+
+
+def dtype_name(t: Any) -> str:
+    return str(t.dtype).removeprefix("torch.") if isinstance(t, torch.Tensor) else t.dtype.name
+
+
+def _outputs(out: Any) -> list[Any]:
+    """The tensors of a result: nested tuples (tensor_split's, named (values, indices) pairs) flattened."""
+    return [t for item in out for t in _outputs(item)] if isinstance(out, tuple) else [out]
+
+
+def check(backend: str, fn: Callable[..., Any], *arrays: np.ndarray, grad: bool = True, rtol: float = 1e-5,
+          atol: float = 1e-6) -> list[Any]:
+    """fn(lib, *inputs) with lib = mt and torch: equal values (nan where torch has nan), dtypes and shapes; and, when
+    ``grad``, equal gradients of a fixed weighted sum of the outputs for every float input (an input that gets no
+    gradient at all must have an all-zero one in torch)."""
+    needs = [grad and a.dtype.kind == "f" for a in arrays]
+    ours = [mt.tensor(a, backend=backend, requires_grad=g) for a, g in zip(arrays, needs)]
+    theirs = [torch.tensor(a, requires_grad=g) for a, g in zip(arrays, needs)]
+    got, want = _outputs(fn(mt, *ours)), _outputs(fn(torch, *theirs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape), (g.shape, w.shape)
+        assert dtype_name(g) == dtype_name(w)
+        np.testing.assert_allclose(g.to_numpy(), w.detach().numpy(), rtol=rtol, atol=atol, equal_nan=True)
+    if not any(needs):
+        return got
+    total_ours: Any = 0
+    total_theirs: Any = 0
+    for g, w in zip(got, want):
+        if w.dtype.is_floating_point and w.requires_grad:
+            weights = np.linspace(-1.3, 2.0, max(w.numel(), 1))[: w.numel()].reshape(tuple(w.shape))
+            total_ours = total_ours + (g * mt.tensor(weights, dtype=g.dtype, backend=backend)).sum()
+            total_theirs = total_theirs + (w * torch.tensor(weights, dtype=w.dtype)).sum()
+    if not isinstance(total_theirs, torch.Tensor):  # no float output (signbit): nothing to differentiate
+        return got
+    assert isinstance(total_ours, mt.Tensor) and total_ours.requires_grad
+    total_ours.backward()
+    total_theirs.backward()
+    for o, t in zip(ours, theirs):
+        if t.requires_grad:
+            expected = (t.grad if t.grad is not None else torch.zeros_like(t)).numpy()
+            if o.grad is None:
+                assert not expected.any(), "minitensor gave no gradient where torch's is nonzero"
+                continue
+            assert o.grad.shape == tuple(t.shape) and o.grad.dtype == o.dtype
+            np.testing.assert_allclose(o.grad.to_numpy(), expected, rtol=rtol, atol=atol, equal_nan=True)
+    return got
