@@ -288,7 +288,7 @@ def trunc(x: float) -> float:
     """x rounded toward zero (inf and nan unchanged)"""
     if not abs(x) < HUGE:
         return x
-    return float(math.trunc(x))
+    return float(math.trunc(float(x)))  # float(): a float32 scalar (the CUDA simulator's) has no __trunc__
 
 
 def round(x: float) -> float:  # noqa: A001

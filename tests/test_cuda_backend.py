@@ -146,6 +146,17 @@ def test_map_every_op(op: str, dtype: type) -> None:
     assert_same(cu_o, si_o)
 
 
+@pytest.mark.parametrize("op", sorted(op for op in UNARY_OPS if not op.startswith("bitwise_")))
+def test_map_every_op_in_float32(op: str) -> None:
+    """float32 in and out computes in float32 (device math on float32 values; under the simulator, NumPy float32
+    scalars, which lack some of Python's float protocol: trunc raised TypeError)."""
+    x = operand(np.random.default_rng(2), (2, 3), op, np.float32)
+    cu_o, si_o = CUDA.empty((2, 3), np.float32), SIMPLE.empty((2, 3), np.float32)
+    CUDA.map(op, CUDA.from_numpy(x), cu_o)
+    SIMPLE.map(op, SIMPLE.from_numpy(x), si_o)
+    np.testing.assert_allclose(CUDA.to_numpy(cu_o), SIMPLE.to_numpy(si_o), rtol=2e-6, atol=1e-7, err_msg=op)
+
+
 def test_map_special_values() -> None:
     x = np.array([0.0, -1.0, np.inf, -np.inf, np.nan, 800.0, -800.0])
     for op in ("log", "sqrt", "inv", "exp", "sigmoid", "sign", "tanh"):
