@@ -30,9 +30,7 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     """x - trunc(x), the fractional part with x's sign (float tensors only, as PyTorch); the gradient is 1."""
     if input.dtype.kind != "f":
         raise DTypeError(f"frac() needs a float tensor, got {input.dtype} (shape {input.shape}); call .float() first")
-    x = input.detach()
-    whole = F.Where.apply(x < 0, x.ceil(), x.floor())  # trunc(x), from kernels the CUDA simulator runs on float32 too
-    return input - whole
+    return input - input.detach().trunc()
 
 
 def sinc(input: Tensor) -> Tensor:  # noqa: A002
