@@ -9,14 +9,17 @@ from . import (
     operators,
     tensor_arith,
     tensor_broadcast,
+    tensor_build,
     tensor_compare,
     tensor_index,
+    tensor_index_write,
     tensor_join,
     tensor_math,
     tensor_order,
     tensor_pointwise,
     tensor_products,
     tensor_reduce,
+    tensor_search,
     tensor_select,
     tensor_shape,
     tensor_softmax,
@@ -49,15 +52,18 @@ from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403
 from .tensor_broadcast import *  # noqa: F403
+from .tensor_build import *  # noqa: F403
 from .tensor_compare import *  # noqa: F403
 from .tensor_data import TensorData
 from .tensor_index import *  # noqa: F403
+from .tensor_index_write import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
 from .tensor_pointwise import *  # noqa: F403
 from .tensor_products import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
+from .tensor_search import *  # noqa: F403
 from .tensor_select import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
 from .tensor_softmax import *  # noqa: F403
@@ -65,8 +71,9 @@ from .tensor_stats import *  # noqa: F403
 
 # The function forms again, each tensor-first one with PyTorch's TypeError for a non-tensor (function_forms.py).
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
-                    tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_select, tensor_shape,
-                    tensor_softmax, tensor_stats))
+                    tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_search, tensor_select,
+                    tensor_shape, tensor_softmax, tensor_stats, tensor_build,
+                    tensor_index_write))
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

@@ -19,10 +19,12 @@ from .linalg import LinalgMethods
 from .tensor_arith import ArithMethods
 from .tensor_autograd import AutogradMethods
 from .tensor_broadcast import BroadcastMethods
+from .tensor_build import BuildMethods
 from .tensor_compare import CompareMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_factory import FactoryMethods
 from .tensor_index import IndexMethods
+from .tensor_index_write import IndexWriteMethods
 from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
@@ -31,6 +33,7 @@ from .tensor_order import OrderMethods
 from .tensor_pointwise import PointwiseMethods
 from .tensor_products import ProductMethods
 from .tensor_reduce import ReduceMethods
+from .tensor_search import SearchMethods
 from .tensor_select import SelectMethods
 from .tensor_shape import ShapeMethods
 from .tensor_softmax import SoftmaxMethods
@@ -42,8 +45,8 @@ _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 
 class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
-    CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, ShapeMethods, BroadcastMethods,
-    JoinMethods, LinalgMethods, ProductMethods,
+    CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
+    BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, BuildMethods, IndexWriteMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 

@@ -1,4 +1,4 @@
-"""Scans and sorting of Tensor (the ``OrderMethods`` mixin): ``cumsum cumprod diff sort argsort topk median``.
+"""Scans and sorting of Tensor (the ``OrderMethods`` mixin): ``cumsum cumprod diff sort argsort topk median nanmedian``.
 
 Names, signatures, defaults and result dtypes follow PyTorch. They run on the backends' ``scan``, ``sort`` and
 ``gather`` kernels; the host only builds small index vectors.
@@ -174,20 +174,35 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """Lower median (element (n-1)//2 of the sorted slice; NaN if the slice holds one, with the first NaN's index).
     ``median()`` is a 0-d value (nan when empty); ``median(dim, keepdim)`` is (values, indices)."""
+    return _median(self, dim, keepdim, "median")
+
+
+def nanmedian(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """Lower median of the non-NaN elements (NaN, with the middle index, where all are NaN); otherwise as :func:`median`."""
+    return _median(self, dim, keepdim, "nanmedian")
+
+
+def _median(self: Tensor, dim: int | None, keepdim: bool, name: str) -> Any:
     if dim is None:
         if self.numel() == 0:
             return self._lift(math.nan, dtypes.float_result(self.dtype)).view(())
-        return median_along(flat(self), 0, False).values
+        return _median_along(flat(self), 0, False, name).values
     x = at_least_1d(self)
     d = normalize_dim(dim, x.dims)
-    check_nonempty(x, [d], "median")
-    return like(self, median_along(x, d, keepdim or self.dims == 0))
+    check_nonempty(x, [d], name)
+    return like(self, _median_along(x, d, keepdim or self.dims == 0, name))
 
 
-def median_along(x: Tensor, dim: int, keepdim: bool) -> ValuesIndices:
+def _median_along(x: Tensor, dim: int, keepdim: bool, name: str) -> ValuesIndices:
+    """The sorted slice's element at the median rank (NaNs sort last): (n-1)//2 of all n, the first NaN if any
+    (median), or (kept-1)//2 of the kept non-NaN ones, the middle of all n when none is kept (nanmedian)."""
     n = x.shape[dim]
     nans = x._zip("ne", x, dtype=dtypes.int64)._reduce("sum", dim)
-    rank = F.Where.apply(nans > 0, n - nans, x._lift((n - 1) // 2, dtypes.int64))
+    if name == "median":
+        rank = F.Where.apply(nans > 0, n - nans, x._lift((n - 1) // 2, dtypes.int64))
+    else:
+        kept = n - nans
+        rank = (F.Where.apply(kept == 0, kept._lift(n, dtypes.int64), kept) - 1) // 2
     return select(x, dim, gather_raw(sort_indices(x, dim, False), dim, rank), keepdim)
 
 
@@ -201,6 +216,7 @@ class OrderMethods:
     argsort = argsort
     topk = topk
     median = median
+    nanmedian = nanmedian
 
 
-__all__ = ["cumsum", "cumprod", "diff", "sort", "argsort", "topk", "median"]
+__all__ = ["cumsum", "cumprod", "diff", "sort", "argsort", "topk", "median", "nanmedian"]

@@ -111,6 +111,22 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "take": (lambda t, i: t.take(i), 2),
     "cummax": (lambda t, d: t.cummax(d), 2),
     "logcumsumexp": (lambda t, d: t.logcumsumexp(d), 2),
+    "searchsorted": (lambda s, v, r: mt.searchsorted(s, v, right=r), 3),
+    "bucketize": (lambda t, b: mt.bucketize(t, b), 2),
+    "kthvalue": (lambda t, k, d: t.kthvalue(k, d), 3),
+    "msort_nanmedian": (lambda t, d: (t.msort(), t.nanmedian(d)), 2),
+    "quantile": (lambda t, q, d, m: t.quantile(q, d, interpolation=m), 4),
+    "nanquantile": (lambda t, q, d: t.nanquantile(q, d), 3),
+    "bincount": (lambda t, w, n: t.bincount(w, n), 3),
+    "unique": (lambda t, i, c: t.unique(return_inverse=i, return_counts=c), 3),
+    "cov": (lambda t, f, w: t.cov(fweights=f, aweights=w), 3),
+    "corrcoef": (lambda t: t.corrcoef(), 1),
+    "atleast_nd": (lambda a, b: (mt.atleast_1d(a, b), mt.atleast_2d(a), mt.atleast_3d([a, b])), 2),
+    "dstack_column_stack": (lambda a, b: (mt.dstack([a, b]), mt.column_stack([a, b])), 2),
+    "diag_embed": (lambda t, o, a, b: t.diag_embed(o, a, b), 4),
+    "vander": (lambda t, n, i: mt.vander(t, n, i), 3),
+    "index_fill": (lambda t, d, i, v: t.index_fill(d, i, v), 4),
+    "index_copy": (lambda t, d, i, s: t.index_copy(d, i, s), 4),
     # shape ops and indexing
     "view": (lambda t, s: t.view(s), 2),
     "reshape": (lambda t, s: t.reshape(s), 2),
@@ -159,6 +175,8 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
 
 METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "nanmean", "aminmax", "diff", "softmax_method",
            "logit", "frac_sinc_signbit", "trace", "tensor_split", "rot90", "take", "cummax", "logcumsumexp",
+           "kthvalue", "msort_nanmedian", "quantile", "nanquantile", "bincount", "unique", "cov", "corrcoef", "diag_embed",
+           "index_fill", "index_copy",
            "broadcast_to", "new_zeros", "new_tensor", "view", "reshape", "permute", "transpose", "expand",
            "unsqueeze", "squeeze", "flip", "repeat", "getitem", "setitem", "gather", "masked_fill", "to", "item", "backward"}
 

@@ -5,12 +5,10 @@ gradients, with broadcasting, a zero-size dim and transposed input; and their er
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pytest
-from torch_oracle import check
+from torch_oracle import case, run
 
 import minitensor as mt
 from minitensor import DTypeError, IndexOutOfRangeError, ShapeError
@@ -28,21 +26,6 @@ B = np.array([1.5, -0.5, 4.0], dtype=np.float32)
 C = np.array([[2.0], [-3.0]], dtype=np.float32)
 INTS = np.array([[1, -2, 0], [4, 3, -1]])
 E = np.zeros((0, 3), np.float32)
-
-
-Case = tuple[Callable[..., Any], tuple[np.ndarray, ...], dict[str, Any]]
-
-
-def case(fn: Callable[..., Any], *arrays: np.ndarray, **options: Any) -> Case:
-    return fn, arrays, options
-
-
-def run(backend: str, cases: list[Case]) -> None:
-    for i, (fn, arrays, options) in enumerate(cases):
-        try:
-            check(backend, fn, *arrays, **options)
-        except AssertionError as error:
-            raise AssertionError(f"case {i}: {error}") from error
 
 
 # --- pointwise ---

@@ -60,3 +60,20 @@ def check(backend: str, fn: Callable[..., Any], *arrays: np.ndarray, grad: bool 
             assert o.grad.shape == tuple(t.shape) and o.grad.dtype == o.dtype
             np.testing.assert_allclose(o.grad.to_numpy(), expected, rtol=rtol, atol=atol, equal_nan=True)
     return got
+
+
+Case = tuple[Callable[..., Any], tuple[np.ndarray, ...], dict[str, Any]]
+
+
+def case(fn: Callable[..., Any], *arrays: np.ndarray, **options: Any) -> Case:
+    """One :func:`check` call: fn, its input arrays and check's options."""
+    return fn, arrays, options
+
+
+def run(backend: str, cases: list[Case]) -> None:
+    """:func:`check` every case on ``backend``, naming the failing case's position."""
+    for i, (fn, arrays, options) in enumerate(cases):
+        try:
+            check(backend, fn, *arrays, **options)
+        except AssertionError as error:
+            raise AssertionError(f"case {i}: {error}") from error
