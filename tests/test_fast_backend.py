@@ -11,6 +11,7 @@ found in the cache directory are checked too.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import subprocess
@@ -441,6 +442,39 @@ def test_second_process_loads_kernels_from_the_disk_cache() -> None:
     stats = json.loads(result.stdout.strip().splitlines()[-1])
     assert stats == {"hits": 1, "misses": 0, "loop hits": 1}
     assert fast_codegen.COMPILE_NOTICE not in result.stderr  # nothing compiled: no notice
+
+
+TRAINING_SCRIPT = """
+import json, sys
+import numpy as np
+import minitensor as mt
+from minitensor import nn, optim
+mt.manual_seed(0)
+model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 10))
+opt = optim.Adam(model.parameters(), lr=1e-2)
+rng = np.random.default_rng(0)
+x = mt.tensor(rng.standard_normal((300, 64)).astype(np.float32))  # 300x256 hidden: the parallel build runs too
+y = mt.tensor(rng.integers(0, 10, 300))
+for _ in range(3):
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print(json.dumps({"loss": loss.item(), "weight": model[0].weight.sum().item(), "refreshed": "numba.np.arraymath" in sys.modules}))
+"""
+
+
+def test_warm_process_loads_kernels_without_refreshing_numba() -> None:
+    """A second process trains from the disk cache without Numba's context refresh (its registries, SciPy's linalg:
+    0.6 s of a warm start) and gets the first process's bits; the parallel build's thread pool and the runtime's
+    allocator work in kernels loaded that way."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, MINITENSOR_BACKEND="fast", MINITENSOR_PARALLEL_FROM="1024",
+               PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", TRAINING_SCRIPT], env=env, capture_output=True, text=True,
+                                      check=True, timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
+    assert runs[1] == {**runs[0], "refreshed": False}, runs  # the first process may have compiled (and refreshed)
+    assert math.isfinite(runs[1]["loss"])
 
 
 def test_first_compile_prints_one_notice(tmp_path: Path) -> None:

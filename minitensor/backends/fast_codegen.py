@@ -49,8 +49,11 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.core import sigutils
+from numba.core.ccallback import CFunc
 from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
+from numba.core.runtime import rtsys
 
 from .. import operators, tensor_data
 
@@ -197,11 +200,33 @@ def _locked_compile(compile_: Callable[[Any], Any], lock_path: Path) -> Callable
     return compile_once
 
 
+def _load_without_refresh(cache: Any) -> None:
+    """Make ``cache`` (a Numba function cache) load a kernel without first refreshing the target context.
+
+    Numba's ``load_overload`` refreshes the context before reading the disk cache: it imports and installs every
+    typing and lowering registry (SciPy's linalg among them), 0.6 s of a warm process's first second, which only
+    compiling needs (the compiler refreshes the context itself on a miss). A cached kernel needs the symbols its
+    object code calls: Numba's C helpers and exception classes (installed when the context is made), the thread pool's
+    (re-installed by the kernel's own reload hook) and the reference-counting runtime, initialised here."""
+    if not all(hasattr(cache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")):
+        return  # another Numba: keep its own path
+
+    def load_overload(sig: Any, target_context: Any) -> Any:
+        rtsys.initialize(target_context)
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
+        return None  # the guard swallowed an I/O error: compile instead
+
+    cache.load_overload = load_overload
+
+
 def _serialize_compiles(module: ModuleType, lock_path: Path) -> None:
-    """Route every Numba dispatcher of ``module`` through :func:`_locked_compile`."""
+    """Route every Numba dispatcher of ``module`` through :func:`_locked_compile`, and load cached ones without
+    the context refresh (:func:`_load_without_refresh`)."""
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher):
             value.compile = _locked_compile(value.compile, lock_path)  # type: ignore[method-assign, assignment]
+            _load_without_refresh(getattr(value, "_cache", None))
 
 
 _c_functions: dict[tuple[str, str, Any], Any] = {}
@@ -214,10 +239,19 @@ def c_function(module: ModuleType, name: str, signature: Any) -> Any:
     key = (module.__name__, name, signature)
     found = _c_functions.get(key)
     if found is None:
-        compile_ = _locked_compile(lambda sig: numba.cfunc(sig, cache=True)(getattr(module, name)),
+        compile_ = _locked_compile(lambda sig: _cached_c_function(getattr(module, name), sig),
                                    Path(module.__file__).with_suffix(".lock"))  # type: ignore[arg-type]
         found = _c_functions[key] = compile_(signature)
     return found
+
+
+def _cached_c_function(function: Callable[..., Any], signature: Any) -> CFunc:
+    """``numba.cfunc(signature, cache=True)(function)``, loading from the disk cache without the context refresh."""
+    compiled = CFunc(function, sigutils.normalize_signature(signature), locals={}, options={})
+    compiled.enable_caching()
+    _load_without_refresh(getattr(compiled, "_cache", None))
+    compiled.compile()
+    return compiled
 
 
 def kernel_directory() -> Path:
