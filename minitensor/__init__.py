@@ -15,10 +15,12 @@ from . import (
     tensor_index_write,
     tensor_join,
     tensor_math,
+    tensor_misc,
     tensor_order,
     tensor_pointwise,
     tensor_products,
     tensor_reduce,
+    tensor_scatter,
     tensor_search,
     tensor_select,
     tensor_shape,
@@ -59,10 +61,12 @@ from .tensor_index import *  # noqa: F403
 from .tensor_index_write import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
+from .tensor_misc import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
 from .tensor_pointwise import *  # noqa: F403
 from .tensor_products import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
+from .tensor_scatter import *  # noqa: F403
 from .tensor_search import *  # noqa: F403
 from .tensor_select import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
@@ -73,7 +77,8 @@ from .tensor_stats import *  # noqa: F403
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
                     tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_search, tensor_select,
                     tensor_shape, tensor_softmax, tensor_stats, tensor_build,
-                    tensor_index_write))
+                    tensor_index_write, tensor_scatter, tensor_misc))
+linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

@@ -28,11 +28,13 @@ from .tensor_index_write import IndexWriteMethods
 from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
+from .tensor_misc import MiscMethods
 from .tensor_operators import OperatorMethods
 from .tensor_order import OrderMethods
 from .tensor_pointwise import PointwiseMethods
 from .tensor_products import ProductMethods
 from .tensor_reduce import ReduceMethods
+from .tensor_scatter import ScatterMethods
 from .tensor_search import SearchMethods
 from .tensor_select import SelectMethods
 from .tensor_shape import ShapeMethods
@@ -47,6 +49,7 @@ class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
     BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, BuildMethods, IndexWriteMethods,
+    ScatterMethods, MiscMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -58,8 +61,9 @@ class Tensor(
     and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py), splitting, rotation, flat indexing and
     running extremes (tensor_select.py), indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids
     (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py) and its composite products
-    (trace, kron, addmm, ...: tensor_products.py); this file holds the core: properties, raw kernel calls, deep copy
-    and conversion.
+    (trace, kron, addmm, ...: tensor_products.py), reducing scatters and embedding copies (scatter_reduce,
+    slice_scatter, ...: tensor_scatter.py), mode and histc (tensor_misc.py); this file holds the core: properties,
+    raw kernel calls, deep copy and conversion.
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__

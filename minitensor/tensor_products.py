@@ -1,5 +1,6 @@
 """Matrix and vector products (the ``ProductMethods`` mixin) and the matching ``mt.`` functions: trace, kron, cross,
-inner, addmm, addmv, baddbmm, block_diag, cartesian_prod, cdist, dist.
+inner, addmm, addmv, baddbmm, block_diag, cartesian_prod, cdist, dist, chain_matmul (and ``mt.linalg.multi_dot``: the
+matrix-chain order, planned on the host).
 
 Each is a composition of linalg.py's products (mm, mv, bmm, tensordot: the matmul kernel), broadcast element-wise
 ops, index_select, cat and the norms of tensor_reduce.py, so gradients come from autodiff and every backend runs
@@ -9,7 +10,9 @@ different dtypes are promoted instead of rejected.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +22,7 @@ from .errors import DTypeError, ShapeError
 from .linalg import _numeric, bmm, mm, mv, tensordot
 from .tensor_arith import _integral_value
 from .tensor_broadcast import meshgrid
+from .tensor_build import _tensor_args
 from .tensor_data import normalize_dim, shape_broadcast
 from .tensor_index import index_select
 from .tensor_join import cat, stack
@@ -203,6 +207,57 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     return (input - other).norm(float(p))
 
 
+# --- chained products ---
+
+
+def _chain(mats: list[Tensor]) -> Tensor:
+    """The product of the 2-D ``mats`` (checked to chain) in the order with the fewest scalar multiplications."""
+    sizes = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    k = len(mats)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for span in range(1, k):
+        for i in range(k - span):
+            j = i + span
+            cost[i][j], split[i][j] = min((cost[i][s] + cost[s + 1][j] + sizes[i] * sizes[s + 1] * sizes[j + 1], s)
+                                          for s in range(i, j))
+
+    def product(i: int, j: int) -> Tensor:
+        return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
+
+    return product(0, k - 1)
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """The product of two or more tensors in the cheapest order, as ``torch.linalg.multi_dot``: the first may be 1-D
+    (a row vector) and the last 1-D (a column vector), their dims then dropped from the result; the others 2-D."""
+    items, _ = _tensor_args((list(tensors),), "multi_dot")
+    if len(items) < 2:
+        raise ValueError(f"multi_dot(): expected at least 2 tensors but got {len(items)}")
+    shapes = ", ".join(str(t.shape) for t in items)
+    if not (items[0].dims in (1, 2) and items[-1].dims in (1, 2) and all(t.dims == 2 for t in items[1:-1])):
+        raise ShapeError(f"multi_dot(): the first and last tensors must be 1-D or 2-D and the others 2-D, got shapes {shapes}")
+    row, column = items[0].dims == 1, items[-1].dims == 1
+    mats = [items[0].unsqueeze(0) if row else items[0], *items[1:-1], items[-1].unsqueeze(1) if column else items[-1]]
+    for i, (a, b) in enumerate(itertools.pairwise(mats)):
+        if a.shape[1] != b.shape[0]:
+            raise ShapeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {items[i].shape} and {items[i + 1].shape} "
+                             f"cannot be multiplied")
+    out = _chain(mats)
+    return out.reshape(*([] if row else [out.shape[0]]), *([] if column else [out.shape[1]]))
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the 2-D ``matrices`` in the cheapest order (a copy of a single one), as ``torch.chain_matmul``."""
+    items, _ = _tensor_args((list(matrices),), "chain_matmul")
+    if not items:
+        raise ValueError("chain_matmul(): expected one or more matrices")
+    for i, t in enumerate(items):
+        if t.dims != 2:
+            raise ShapeError(f"chain_matmul(): matrix {i} has {t.dims} dims (shape {t.shape}), expected 2")
+    return items[0].clone() if len(items) == 1 else multi_dot(items)
+
+
 class ProductMethods:
     """Matrix and vector products (methods of Tensor; block_diag, cartesian_prod and cdist are functions only, as in
     PyTorch)."""
@@ -219,4 +274,5 @@ class ProductMethods:
 
 __all__ = [
     "trace", "kron", "cross", "inner", "addmm", "addmv", "baddbmm", "block_diag", "cartesian_prod", "cdist", "dist",
+    "chain_matmul",
 ]  # fmt: skip

@@ -127,6 +127,17 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "vander": (lambda t, n, i: mt.vander(t, n, i), 3),
     "index_fill": (lambda t, d, i, v: t.index_fill(d, i, v), 4),
     "index_copy": (lambda t, d, i, s: t.index_copy(d, i, s), 4),
+    "scatter_reduce": (lambda t, d, i, s: (t.scatter_reduce(d, i, s, "mean"), t.scatter_reduce(d, i, s, "prod", include_self=False)), 4),
+    "scatter_reduce_": (lambda t, d, i, s: t.detach().scatter_reduce_(d, i, s, "amax"), 4),
+    "slice_scatter": (lambda t, s, d, a, b: t.slice_scatter(s, d, a, b), 5),
+    "select_scatter": (lambda t, s, d, i: t.select_scatter(s, d, i), 4),
+    "diagonal_scatter": (lambda t, s, o, d: t.diagonal_scatter(s, o, d), 4),
+    "narrow_copy": (lambda t, d, s, n: t.narrow_copy(d, s, n), 4),
+    "mode": (lambda t, d, k: t.mode(d, k), 3),
+    "histc": (lambda t, b, lo, hi: t.histc(b, lo, hi), 4),
+    "chain_matmul": (lambda a, b: mt.chain_matmul(a, b), 2),
+    "multi_dot": (lambda a, b, c: mt.linalg.multi_dot([a, b, c]), 3),
+    "combinations": (lambda t, r, w: mt.combinations(t, r, w), 3),
     # shape ops and indexing
     "view": (lambda t, s: t.view(s), 2),
     "reshape": (lambda t, s: t.reshape(s), 2),
@@ -176,7 +187,8 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
 METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "nanmean", "aminmax", "diff", "softmax_method",
            "logit", "frac_sinc_signbit", "trace", "tensor_split", "rot90", "take", "cummax", "logcumsumexp",
            "kthvalue", "msort_nanmedian", "quantile", "nanquantile", "bincount", "unique", "cov", "corrcoef", "diag_embed",
-           "index_fill", "index_copy",
+           "index_fill", "index_copy", "scatter_reduce", "scatter_reduce_", "slice_scatter", "select_scatter", "diagonal_scatter",
+           "narrow_copy", "mode", "histc",
            "broadcast_to", "new_zeros", "new_tensor", "view", "reshape", "permute", "transpose", "expand",
            "unsqueeze", "squeeze", "flip", "repeat", "getitem", "setitem", "gather", "masked_fill", "to", "item", "backward"}
 

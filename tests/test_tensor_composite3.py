@@ -6,11 +6,10 @@ shapes and gradients, with broadcasting, a zero-size dim and transposed input; a
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pytest
-from torch_oracle import case, run
+from torch_oracle import case, index, run
 
 import minitensor as mt
 from minitensor import DTypeError, EmptyReductionError, IndexOutOfRangeError, ShapeError
@@ -34,12 +33,6 @@ E = np.zeros((0, 3), np.float32)
 RNG = np.random.default_rng(7)
 TIES = np.sort(RNG.integers(0, 6, (3, 40)), -1).astype(np.float32)  # many equal entries
 TIE_VALUES = RNG.integers(-1, 7, (3, 25)).astype(np.float32)
-
-
-def index(L: Any, like: Any, values: list[int]) -> Any:
-    """An int64 index tensor of ``values`` for library L, on ``like``'s backend."""
-    array = np.array(values, np.int64)
-    return torch.tensor(array) if L is torch else mt.tensor(array, backend=like.backend.name)
 
 
 # --- searching and order statistics ---

@@ -62,6 +62,12 @@ def check(backend: str, fn: Callable[..., Any], *arrays: np.ndarray, grad: bool 
     return got
 
 
+def index(L: Any, like: Any, values: Any) -> Any:
+    """An int64 index tensor of ``values`` for library L, on ``like``'s backend."""
+    array = np.array(values, np.int64)
+    return torch.tensor(array) if L is torch else mt.tensor(array, backend=like.backend.name)
+
+
 Case = tuple[Callable[..., Any], tuple[np.ndarray, ...], dict[str, Any]]
 
 
