@@ -106,9 +106,9 @@ select: Callable[..., Any] = intrinsic(_select)
 
 def _prefer_wide(typingctx):  # type: ignore[no-untyped-def]
     """Ask LLVM to vectorise the function this is called in with 512-bit registers where the CPU has them (LLVM
-    defaults to 256 on AVX-512 machines; these functions are arithmetic-bound, so wider is faster). Kernels whose
-    loops inline these functions call it; the functions themselves are plain ``njit`` (LLVM inlines them, Numba
-    compiles each once per process instead of once per kernel)."""
+    defaults to 256 on AVX-512 machines). fast_math's functions are arithmetic-bound, so wider is faster; every
+    op's element-wise loop calls it too, where it streams memory as fast as NumPy's 512-bit loops (a 10^7 float64
+    negation in C: 12.2 ms at 512 bits, NumPy 12.1-12.5, 12.7-13.2 at 256)."""
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         # llvmlite only names standard attributes; this string one is what clang's -mprefer-vector-width sets.
@@ -118,17 +118,7 @@ def _prefer_wide(typingctx):  # type: ignore[no-untyped-def]
     return types.none(), codegen
 
 
-def _no_hint(typingctx):  # type: ignore[no-untyped-def]
-    """Nothing: what a kernel calls in place of :func:`prefer_wide` when its op is not one of these functions."""
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return context.get_dummy_value()
-
-    return types.none(), codegen
-
-
 prefer_wide: Callable[..., Any] = intrinsic(_prefer_wide)
-no_hint: Callable[..., Any] = intrinsic(_no_hint)
 
 
 def _fdiv32(typingctx, a, b):  # type: ignore[no-untyped-def]

@@ -93,7 +93,6 @@ else:  # the plain call (by_output's overload around a branching op such as div 
     @njit(inline="always")
     def unary_into(x, dtype):  # type: ignore[no-untyped-def]
         return unary(compute(x))
-vector_hint = _fast_math.prefer_wide if UNARY in _fast_math.OPS else _fast_math.no_hint
 FOLD_START = compute(_operators.reduce_start(REDUCE, integer=COMPUTE == "int64"))
 # Reassociation only changes a sum or product by float rounding; max/min handle nan, so no fastmath.
 REDUCE_FASTMATH = {"reassoc"} if REDUCE in ("sum", "prod") else False
@@ -152,7 +151,7 @@ def same_run(x, y):
 
 def map_run(out_p, a_p, n, a_len):  # type: ignore[no-untyped-def]
     """out[k] = f(a[k]) for k < ``n`` on runs at these pointers; ``a_len`` 1 (with n > 1): f(a[0]) everywhere."""
-    vector_hint()
+    _fast_math.prefer_wide()  # 512-bit vectors where the CPU has them (LLVM's default there is 256): NumPy's width
     out = carray(out_p, n)
     a = carray(a_p, a_len)
     if a_len == 1 and n != 1:
@@ -170,6 +169,7 @@ def map_run(out_p, a_p, n, a_len):  # type: ignore[no-untyped-def]
 def zip_run(out_p, a_p, b_p, n, a_len, b_len):  # type: ignore[no-untyped-def]
     """out[k] = f(a[k], b[k]) for k < ``n`` on runs at these pointers; an operand of length 1 (with n > 1) is
     broadcast."""
+    _fast_math.prefer_wide()
     out = carray(out_p, n)
     a = carray(a_p, a_len)
     b = carray(b_p, b_len)

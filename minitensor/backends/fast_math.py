@@ -43,7 +43,6 @@ from .fast_intrinsics import (  # LLVM instructions Numba has no spelling for
     from_bits,
     ldexp,
     log_split32,
-    no_hint,  # noqa: F401 - re-exported for the kernel templates
     prefer_wide,  # noqa: F401
     recip_estimate,
     select,
