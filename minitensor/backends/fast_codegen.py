@@ -200,7 +200,7 @@ def _locked_compile(compile_: Callable[[Any], Any], lock_path: Path) -> Callable
     return compile_once
 
 
-def _load_without_refresh(cache: Any) -> None:
+def load_without_refresh(cache: Any) -> None:
     """Make ``cache`` (a Numba function cache) load a kernel without first refreshing the target context.
 
     Numba's ``load_overload`` refreshes the context before reading the disk cache: it imports and installs every
@@ -222,11 +222,11 @@ def _load_without_refresh(cache: Any) -> None:
 
 def _serialize_compiles(module: ModuleType, lock_path: Path) -> None:
     """Route every Numba dispatcher of ``module`` through :func:`_locked_compile`, and load cached ones without
-    the context refresh (:func:`_load_without_refresh`)."""
+    the context refresh (:func:`load_without_refresh`)."""
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher):
             value.compile = _locked_compile(value.compile, lock_path)  # type: ignore[method-assign, assignment]
-            _load_without_refresh(getattr(value, "_cache", None))
+            load_without_refresh(getattr(value, "_cache", None))
 
 
 _c_functions: dict[tuple[str, str, Any], Any] = {}
@@ -249,7 +249,7 @@ def _cached_c_function(function: Callable[..., Any], signature: Any) -> CFunc:
     """``numba.cfunc(signature, cache=True)(function)``, loading from the disk cache without the context refresh."""
     compiled = CFunc(function, sigutils.normalize_signature(signature), locals={}, options={})
     compiled.enable_caching()
-    _load_without_refresh(getattr(compiled, "_cache", None))
+    load_without_refresh(getattr(compiled, "_cache", None))
     compiled.compile()
     return compiled
 

@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 from numba import types  # noqa: E402
 from numba.np.ufunc import parallel as _numba_parallel  # noqa: E402
 
-from .fast_codegen import c_function, kernel_module  # noqa: E402
+from .fast_codegen import c_function, kernel_module, load_without_refresh  # noqa: E402
 
 SERIAL_BELOW = 1 << 15
 """Work (elements; multiply-adds for a matmul) under which a kernel always runs its serial build."""
@@ -97,6 +97,10 @@ def _add_serial(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
 def _add_parallel(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     for i in numba.prange(out.size):
         out[i] = a[i] + b[i]
+
+
+for _kernel in (_add_serial, _add_parallel):  # a warm process loads them without Numba's context refresh
+    load_without_refresh(getattr(_kernel, "_cache", None))
 
 
 def _median_seconds(kernel: Callable[..., Any], arrays: tuple[np.ndarray, ...], repeats: int) -> float:
