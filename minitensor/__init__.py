@@ -7,6 +7,7 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 from . import (
     linalg,
     operators,
+    special,
     tensor_arith,
     tensor_broadcast,
     tensor_build,

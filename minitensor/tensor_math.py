@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
 # --- helpers ---
@@ -146,6 +147,41 @@ class Tan(_Unary):
 class Erf(_Unary):
     op = "erf"
     derivative = staticmethod(lambda a, out: (-(a * a)).exp() * TWO_OVER_SQRT_PI)
+
+
+class Erfc(_Unary):
+    op = "erfc"
+    derivative = staticmethod(lambda a, out: (-(a * a)).exp() * -TWO_OVER_SQRT_PI)
+
+
+class Erfinv(_Unary):
+    op = "erfinv"
+    derivative = staticmethod(lambda a, out: (out * out).exp() * SQRT_PI_OVER_2)
+
+
+class Lgamma(_Unary):
+    op = "lgamma"
+    derivative = staticmethod(lambda a, out: digamma(a))
+
+
+class Digamma(_Unary):
+    op = "digamma"
+    derivative = staticmethod(lambda a, out: polygamma(1, a))
+
+
+class Polygamma(F.TensorFunction):
+    """out = psi^(n)(a) by the binary kernel ``polygamma`` (n a constant operand); the gradient is psi^(n+1)(a)."""
+
+    @staticmethod
+    def forward(ctx: Context, a: Tensor, n: int) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(a)
+        ctx.n = n  # type: ignore[attr-defined]
+        return a._lift(float(n))._zip("polygamma", a)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        (a,) = ctx.saved_values
+        return d * polygamma(ctx.n + 1, a), None  # type: ignore[attr-defined]
 
 
 class ReLU(F.TensorFunction):
@@ -305,6 +341,44 @@ def erf(self: Tensor) -> Tensor:
     return Erf.apply(_float_input(self))
 
 
+def erfc(self: Tensor) -> Tensor:
+    """1 - erf(x), accurate in the right tail (libm's erfc)"""
+    return Erfc.apply(_float_input(self))
+
+
+def erfinv(self: Tensor) -> Tensor:
+    """the inverse error function: +-inf at +-1, nan outside [-1, 1] (a few ulps in float64)"""
+    return Erfinv.apply(_float_input(self))
+
+
+def lgamma(self: Tensor) -> Tensor:
+    """log|Gamma(x)| (+inf at 0, -1, -2, ... and +-inf); the gradient is digamma(x)"""
+    return Lgamma.apply(_float_input(self))
+
+
+def digamma(self: Tensor) -> Tensor:
+    """psi(x) = d/dx log Gamma(x) (as torch: -inf at +0, +inf at -0, nan at negative integers); the gradient is
+    polygamma(1, x)"""
+    return Digamma.apply(_float_input(self))
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """psi^(n)(x), the n-th derivative of digamma, for an integer n >= 0 (to ~1e-15 relative in float64 for x > 0);
+    the gradient is polygamma(n + 1, x)"""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"polygamma(n, x) does not support negative n, got {n}")
+    if not _is_tensor(input):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not {type(input).__name__}")
+    return Polygamma.apply(_float_input(input), n)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """x.polygamma(n) = polygamma(n, x)"""
+    return polygamma(n, self)
+
+
 def _rounded(self: Tensor, fn: type[_Step], name: str) -> Tensor:
     """A rounding op: integer tensors come back as an unchanged copy of their dtype; bool is an error."""
     _not_bool(self, name)
@@ -379,6 +453,11 @@ class MathMethods:
     sigmoid = sigmoid
     relu = relu
     erf = erf
+    erfc = erfc
+    erfinv = erfinv
+    lgamma = lgamma
+    digamma = digamma
+    polygamma = _polygamma_method
     floor = floor
     ceil = ceil
     trunc = fix = trunc
@@ -393,6 +472,7 @@ negative, absolute, fix = neg, abs, trunc
 
 __all__ = [
     "neg", "negative", "abs", "absolute", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-    "square", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "erf",
+    "square", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "erf", "erfc", "erfinv",
+    "lgamma", "digamma", "polygamma",
     "floor", "ceil", "trunc", "fix", "round", "sign", "isnan", "isinf", "isfinite",
 ]  # fmt: skip

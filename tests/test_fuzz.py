@@ -95,6 +95,8 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "fmax": (lambda a, b: mt.fmax(a, b), 2),
     "logit": (lambda t, e: t.logit(e), 2),
     "frac_sinc_signbit": (lambda t: (t.frac(), t.sinc(), t.signbit()), 1),
+    "special": (lambda t: (t.lgamma(), t.digamma(), t.erfinv(), t.erfc(), mt.special.log_ndtr(t)), 1),
+    "polygamma": (lambda t, n: t.polygamma(n), 2),
     "trace": (lambda t: t.trace(), 1),
     "kron": (lambda a, b: mt.kron(a, b), 2),
     "cross": (lambda a, b, d: mt.cross(a, b, d), 3),
@@ -185,7 +187,7 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
 
 
 METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "nanmean", "aminmax", "diff", "softmax_method",
-           "logit", "frac_sinc_signbit", "trace", "tensor_split", "rot90", "take", "cummax", "logcumsumexp",
+           "logit", "frac_sinc_signbit", "special", "polygamma", "trace", "tensor_split", "rot90", "take", "cummax", "logcumsumexp",
            "kthvalue", "msort_nanmedian", "quantile", "nanquantile", "bincount", "unique", "cov", "corrcoef", "diag_embed",
            "index_fill", "index_copy", "scatter_reduce", "scatter_reduce_", "slice_scatter", "select_scatter", "diagonal_scatter",
            "narrow_copy", "mode", "histc",

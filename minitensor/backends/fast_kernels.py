@@ -70,7 +70,7 @@ def _jit_operators() -> dict:
     for name, value in vars(_operators).items():
         if callable(value) and getattr(value, "__module__", None) == _operators.__name__ and hasattr(value, "__code__"):
             fn = type(value)(value.__code__, namespace, name, value.__defaults__)
-            namespace[name] = njit(inline="always")(fn)
+            namespace[name] = njit(inline="never" if name in _operators.OUT_OF_LINE else "always")(fn)
     for name in VECTOR_MATH:
         namespace[name] = getattr(_fast_math, name)
     return namespace

@@ -1,0 +1,47 @@
+"""``mt.special``: torch.special's names for the element-wise special functions (re-exports and short compositions).
+
+``gammaln`` is ``lgamma``, ``psi`` is ``digamma``, ``expit`` is ``sigmoid``; ``ndtr`` is Phi(x) = erfc(-x / sqrt 2) / 2
+(no cancellation in the left tail), ``log_ndtr`` its log (Phi's asymptotic series below x = -20, where Phi
+underflows in float64 near x = -38).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from .tensor_arith import xlogy
+from .tensor_math import _float_input, digamma, erf, erfc, erfinv, exp2, expm1, lgamma, log1p, polygamma, sigmoid
+from .tensor_pointwise import logit
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+SQRT1_2 = math.sqrt(0.5)
+HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+LOG_NDTR_SPLIT = -20.0
+
+gammaln, psi, expit = lgamma, digamma, sigmoid
+
+
+def ndtr(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """Phi(x), the standard normal CDF, as erfc(-x / sqrt 2) / 2 (accurate in both tails)"""
+    return erfc(input * -SQRT1_2) * 0.5
+
+
+def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
+    """log Phi(x): log(ndtr(x)) on [-20, 0], log1p(-ndtr(-x)) above 0, below -20
+    -x^2/2 - log(-x) - log(2 pi)/2 + log(1 - 1/x^2 + 3/x^4 - ...)
+    (five terms: relative error below 1e-12)"""
+    x = _float_input(input)
+    mid = x.clamp(min=LOG_NDTR_SPLIT)
+    near = (-ndtr(-mid)).log1p().where(mid > 0, ndtr(mid).log())  # log1p(-Phi(-x)): the right tail keeps its digits
+    far_x = x.clamp(max=LOG_NDTR_SPLIT)
+    z = (far_x * far_x).reciprocal()
+    series = 1.0 - z * (1.0 - z * (3.0 - z * (15.0 - z * (105.0 - z * 945.0))))
+    far = far_x * far_x * -0.5 - (-far_x).log() - HALF_LOG_2PI + series.log()
+    return far.where(x < LOG_NDTR_SPLIT, near)
+
+
+__all__ = ["erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "polygamma", "expit", "logit", "xlogy", "log1p",
+           "expm1", "exp2", "ndtr", "log_ndtr"]
