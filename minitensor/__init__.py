@@ -6,6 +6,8 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 # ruff: noqa: F401 - this module re-exports the public API
 from . import (
     linalg,
+    linalg_cholesky,
+    linalg_solve,
     operators,
     special,
     tensor_arith,
@@ -42,6 +44,7 @@ from .errors import (
     GradientError,
     HigherOrderGradError,
     IndexOutOfRangeError,
+    LinAlgError,
     MinitensorError,
     NonContiguousError,
     PermutationError,
@@ -49,7 +52,10 @@ from .errors import (
     ShapeError,
 )
 from .function_forms import export as _export
+from .function_forms import tensor_first as _tensor_first
 from .linalg import *  # noqa: F403
+from .linalg_cholesky import *  # noqa: F403
+from .linalg_solve import *  # noqa: F403
 from .module import Module, Parameter
 from .scalar import Scalar
 from .tensor import Tensor
@@ -78,8 +84,12 @@ from .tensor_stats import *  # noqa: F403
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
                     tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_search, tensor_select,
                     tensor_shape, tensor_softmax, tensor_stats, tensor_build,
-                    tensor_index_write, tensor_scatter, tensor_misc))
+                    tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky))
 linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
+for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...
+    setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
+del _name, _fn
+linalg.LinAlgError = LinAlgError  # type: ignore[attr-defined]  # torch.linalg.LinAlgError
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

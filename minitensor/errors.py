@@ -56,3 +56,9 @@ class DTypeError(MinitensorError, TypeError):
 class CompileError(MinitensorError, RuntimeError):
     """A function that ``minitensor.compile`` cannot record faithfully (it reads a tensor's value back to Python,
     uses random numbers on the host, nests compiled calls); the message says what and where."""
+
+
+class LinAlgError(MinitensorError, RuntimeError):
+    """A matrix that a linear-algebra routine cannot handle: ``linalg.inv``/``solve`` of a singular matrix,
+    ``linalg.cholesky`` of one that is not positive-definite (``torch.linalg.LinAlgError``; the message names the
+    batch element and the failing diagonal element or leading minor, as PyTorch's does)."""

@@ -16,6 +16,8 @@ from .backends import Backend, backend_names, get_backend
 from .backends.base import is_host
 from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
+from .linalg_cholesky import CholeskyMethods
+from .linalg_solve import SolveMethods
 from .tensor_arith import ArithMethods
 from .tensor_autograd import AutogradMethods
 from .tensor_broadcast import BroadcastMethods
@@ -48,8 +50,8 @@ _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
-    BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, BuildMethods, IndexWriteMethods,
-    ScatterMethods, MiscMethods,
+    BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, BuildMethods,
+    IndexWriteMethods, ScatterMethods, MiscMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -60,10 +62,11 @@ class Tensor(
     (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired reductions (tensor_stats.py), softmax
     and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py), splitting, rotation, flat indexing and
     running extremes (tensor_select.py), indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids
-    (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py) and its composite products
-    (trace, kron, addmm, ...: tensor_products.py), reducing scatters and embedding copies (scatter_reduce,
-    slice_scatter, ...: tensor_scatter.py), mode and histc (tensor_misc.py); this file holds the core: properties,
-    raw kernel calls, deep copy and conversion.
+    (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py), its composite products
+    (trace, kron, addmm, ...: tensor_products.py), determinants and inverses (det, slogdet, logdet, inverse:
+    linalg_solve.py) and the Cholesky factor and renorm (linalg_cholesky.py), reducing scatters and embedding copies
+    (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc (tensor_misc.py); this file holds the
+    core: properties, raw kernel calls, deep copy and conversion.
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__

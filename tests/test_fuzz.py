@@ -97,6 +97,11 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
     "frac_sinc_signbit": (lambda t: (t.frac(), t.sinc(), t.signbit()), 1),
     "special": (lambda t: (t.lgamma(), t.digamma(), t.erfinv(), t.erfc(), mt.special.log_ndtr(t)), 1),
     "polygamma": (lambda t, n: t.polygamma(n), 2),
+    "det_slogdet_inverse": (lambda t: (t.det(), t.slogdet(), t.logdet(), t.inverse()), 1),
+    "linalg_solve": (lambda a, b, left: mt.linalg.solve(a, b, left=left), 3),
+    "cholesky": (lambda t, upper: mt.linalg.cholesky(t, upper=upper), 2),
+    "lu_factor": (lambda t: mt.linalg.lu_factor(t), 1),
+    "renorm": (lambda t, p, d, m: t.renorm(p, d, m), 4),
     "trace": (lambda t: t.trace(), 1),
     "kron": (lambda a, b: mt.kron(a, b), 2),
     "cross": (lambda a, b, d: mt.cross(a, b, d), 3),
@@ -187,7 +192,8 @@ ENTRY_POINTS: dict[str, tuple[Callable[..., Any], int]] = {
 
 
 METHODS = {"clamp", "sum", "max", "argmax", "topk", "sort", "cumsum", "nanmean", "aminmax", "diff", "softmax_method",
-           "logit", "frac_sinc_signbit", "special", "polygamma", "trace", "tensor_split", "rot90", "take", "cummax", "logcumsumexp",
+           "logit", "frac_sinc_signbit", "special", "polygamma", "det_slogdet_inverse", "renorm", "trace", "tensor_split",
+           "rot90", "take", "cummax", "logcumsumexp",
            "kthvalue", "msort_nanmedian", "quantile", "nanquantile", "bincount", "unique", "cov", "corrcoef", "diag_embed",
            "index_fill", "index_copy", "scatter_reduce", "scatter_reduce_", "slice_scatter", "select_scatter", "diagonal_scatter",
            "narrow_copy", "mode", "histc",
