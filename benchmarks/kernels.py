@@ -18,6 +18,10 @@ timed, BLAS is limited to one thread with threadpoolctl (so idle OpenBLAS thread
 from Numba's); its matmul, which calls BLAS itself and manages BLAS threads, runs with the same
 default BLAS threads NumPy is timed with.
 
+A contiguous call whose output is at least 3/4 of the last-level cache (``fast_launch.STREAM_FROM``; 10^7 float64
+is 80 MB) writes it with non-temporal stores (``map_stream_run``/``zip_stream_run``); the "plain stores" rows time
+the same calls with the ordinary loop, and the kernel-route math rows stream too where the output is that large.
+
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are removed from this process's environment before
 NumPy loads (they can pin OpenBLAS to slow kernels), and ``OMP_WAIT_POLICY`` defaults to ``PASSIVE``
 so Numba's idle OpenMP workers sleep rather than spin and steal the cores NumPy's BLAS threads are
@@ -49,7 +53,8 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from minitensor.backends.fast import FastBackend  # noqa: E402
+from minitensor.backends import fast_launch  # noqa: E402
+from minitensor.backends.fast import FastBackend, elementwise_kernel  # noqa: E402
 from minitensor.backends.fast import backend as fast  # noqa: E402
 from minitensor.backends.fast_numpy import math_route  # noqa: E402
 
@@ -88,6 +93,18 @@ def td(array: np.ndarray) -> TensorData:
     return fast.from_numpy(array)
 
 
+def plain_stores(family: str, op: str, inputs: list[TensorData], out: TensorData) -> Callable[[], object]:
+    """The call ``fast.map``/``fast.zip`` makes, planned with streaming stores off (the ordinary loop)."""
+    saved = fast_launch.STREAM_FROM
+    fast_launch.STREAM_FROM = fast_launch.STREAM_NEVER
+    try:
+        kernel, layout = elementwise_kernel(family, op, inputs, out, lazy=False)
+    finally:
+        fast_launch.STREAM_FROM = saved
+    storages = [x.storage for x in (*inputs, out)]
+    return lambda: kernel(*storages, *layout)
+
+
 def elementwise_cases(rng: np.random.Generator, n: int) -> list[Case]:
     side = int(round(n**0.5))
     rows, cols = n // 1000, 1000
@@ -108,10 +125,12 @@ def elementwise_cases(rng: np.random.Generator, n: int) -> list[Case]:
     tx32, to32 = td(x32), fast.empty((n,), np.float32)
     return [
         ("map neg, contiguous", lambda: np.negative(x, out=out_flat), lambda: fast.map("neg", tx, to_flat)),
+        ("map neg, contiguous, plain stores", lambda: np.negative(x, out=out_flat), plain_stores("map", "neg", [tx], to_flat)),
         *math_cases(x, out_flat, tx, to_flat, "float64"),
         *math_cases(x32, out32, tx32, to32, "float32"),
         ("map neg, transposed", lambda: np.negative(sq_yt, out=out_sq), lambda: fast.map("neg", tsq_yt, to_sq)),
         ("zip add, contiguous", lambda: np.add(x, y, out=out_flat), lambda: fast.zip("add", tx, ty, to_flat)),
+        ("zip add, contiguous, plain stores", lambda: np.add(x, y, out=out_flat), plain_stores("zip", "add", [tx, ty], to_flat)),
         ("zip mul, contiguous", lambda: np.multiply(x, y, out=out_flat), lambda: fast.zip("mul", tx, ty, to_flat)),
         ("zip add, one transposed", lambda: np.add(sq_x, sq_yt, out=out_sq), lambda: fast.zip("add", tsq_x, tsq_yt, to_sq)),
         ("zip add, one broadcast", lambda: np.add(mat, row, out=out_mat), lambda: fast.zip("add", tmat, trow2, to_mat)),

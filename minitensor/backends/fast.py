@@ -28,7 +28,7 @@ from ..tensor_data import MAX_DIMS, TensorData, normalize_dim
 from .base import HostBackend, strided_view
 from .fast_codegen import DEFAULT_COMPUTE
 from .fast_fused import FusedKernels
-from .fast_launch import find_kernel, launch, lazy_kernel, run_address, use_parallel
+from .fast_launch import find_kernel, launch, lazy_kernel, run_address, streams, use_parallel
 from .fast_numpy import (  # noqa: F401 - NUMPY_MATH and THREADED_MATH_MIN are part of this module's interface
     NUMPY_MATH,
     THREADED_MATH_MIN,
@@ -112,7 +112,8 @@ def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: Tens
     """The ``family`` ("map" or "zip") walker for this call (:mod:`minitensor.backends.fast_walk_kernels`) and its
     arguments after the storages: the flat kernel (total, chunks, chunk size) when every operand is one contiguous
     run from its storage's start (or the call has one element), else the general kernel with the planned layout
-    (shape, strides, chunks, chunk size); then the address of the op's loop for these dtypes. ``lazy``: the walker
+    (shape, strides, chunks, chunk size); then the address of the op's loop for these dtypes (on the flat kernel
+    with an output of ``fast_launch.STREAM_FROM`` bytes or more, its streaming loop). ``lazy``: the walker
     and the loop are found (and compiled) at the first call, and the address is not among the arguments."""
     shape, strides, n_chunks, per_chunk = planned_layout(out, inputs)
     flat = shape.size == 1 and (shape[0] == 1 or bool((strides == 1).all()))
@@ -120,14 +121,16 @@ def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: Tens
     layout = (int(shape[0]), n_chunks, per_chunk) if flat else (shape, strides, n_chunks, per_chunk)
     parallel = use_parallel(out.size)
     compute, dtypes = compute_type(*inputs), [x.dtype for x in inputs]
+    stream = flat and streams(out.size * out.dtype.itemsize)  # an output too large for the cache: stream it
     if not lazy:
-        return find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel), (*layout, run_address(family, op, compute, out.dtype, *dtypes))
+        run = run_address(family, op, compute, out.dtype, *dtypes, stream=stream)
+        return find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel), (*layout, run)
     found: list[tuple[Callable[..., Any], int]] = []
 
     def call(*args: Any) -> Any:
         if not found:
             found.append((find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel),
-                          run_address(family, op, compute, out.dtype, *dtypes)))
+                          run_address(family, op, compute, out.dtype, *dtypes, stream=stream)))
         kernel, run = found[0]
         return kernel(*args, run)
 

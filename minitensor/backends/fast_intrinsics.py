@@ -217,6 +217,63 @@ def _ldexp(typingctx, x, k):  # type: ignore[no-untyped-def]
 ldexp: Callable[..., Any] = intrinsic(_ldexp)
 
 
+# --- non-temporal stores -----------------------------------------------------------------------------
+
+X86 = llvm.get_process_triple().split("-")[0] in ("x86_64", "i386", "i686")
+"""Whether :func:`stream_copy` writes with x86's non-temporal stores (elsewhere it is a plain copy and the fast
+backend never asks for it)."""
+STREAM_BLOCK = 64
+"""Bytes per non-temporal store (one cache line, one 512-bit store or two 256-bit ones)."""
+
+
+def _stream_copy(typingctx, dst, src):  # type: ignore[no-untyped-def]
+    """Copy ``src`` into ``dst`` (1-D contiguous arrays of one dtype and length, ``dst`` 64-byte aligned, a whole
+    number of 64-byte lines) with non-temporal stores: each line goes to memory without first being read into the
+    cache (a normal store reads the line it writes: a third memory transfer in a streaming loop). Call
+    :func:`store_fence` after the last one."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+            and dst.ndim == src.ndim == 1):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        line = ir.VectorType(ir.IntType(64), STREAM_BLOCK // 8)
+        target = context.make_array(signature.args[0])(context, builder, args[0])
+        source = context.make_array(signature.args[1])(context, builder, args[1])
+        itemsize = context.get_abi_sizeof(context.get_data_type(signature.args[1].dtype))
+        lines = builder.udiv(builder.mul(source.nitems, ir.Constant(ir.IntType(64), itemsize)),
+                             ir.Constant(ir.IntType(64), STREAM_BLOCK))
+        to = builder.bitcast(target.data, line.as_pointer())
+        start = builder.bitcast(source.data, line.as_pointer())
+        hint = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        with cgutils.for_range(builder, lines) as loop:
+            value = builder.load(builder.gep(start, [loop.index]), align=1)
+            store = builder.store(value, builder.gep(to, [loop.index]), align=STREAM_BLOCK)
+            if X86:
+                store.set_metadata("nontemporal", hint)
+        return context.get_dummy_value()
+
+    return types.none(dst, src), codegen
+
+
+def _store_fence(typingctx):  # type: ignore[no-untyped-def]
+    """Order the non-temporal stores before every later store (x86's ``sfence``: they are weakly ordered, and the
+    thread that reads the output next may be another one)."""
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        if X86:
+            fn = builder.module.declare_intrinsic("llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), []))
+            builder.call(fn, [])
+        else:
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+stream_copy: Callable[..., Any] = intrinsic(_stream_copy)
+store_fence: Callable[..., Any] = intrinsic(_store_fence)
+
+
 # --- calling a compiled C function by address -------------------------------------------------------
 
 

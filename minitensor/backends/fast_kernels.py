@@ -15,6 +15,8 @@ Calling conventions (all positions are storage offsets in elements, all index ar
   2-D array with one row per operand, ``out`` first. Work is split into ``n_chunks`` chunks of ``per_chunk``
   rows; each chunk finds its start index once with ``to_index`` and then moves position by adding strides: no
   division per element. ``reduce_rows_kernel`` serves folds of rows that follow each other in memory.
+* ``map_stream_run``/``zip_stream_run`` are the same loops for contiguous outputs too large for the cache: they
+  compute a tile at a time into a small buffer and copy it out with non-temporal stores (the same values).
 * values are read as ``COMPUTE`` (int64 when every input is an integer or bool tensor, else
   float64, like the ``simple`` backend) and converted on store to ``out``'s dtype (to bool:
   nonzero is True; float to int: truncation toward zero).
@@ -35,6 +37,7 @@ from numba.core.cpu_options import ParallelOptions
 
 from minitensor import operators as _operators
 from minitensor.backends import fast_math as _fast_math
+from minitensor.backends.fast_intrinsics import STREAM_BLOCK, store_fence, stream_copy
 from minitensor.tensor_data import index_to_position as _index_to_position
 from minitensor.tensor_data import to_index as _to_index
 
@@ -202,6 +205,65 @@ def zip_run(out_p, a_p, b_p, n, a_len, b_len):  # type: ignore[no-untyped-def]
     else:
         for k in range(n):
             out[k] = binary(compute(a[k]), compute(b[k]))
+
+
+# Streaming variants of the two loops, for contiguous outputs too large to stay in the cache (the caller,
+# fast.elementwise_kernel, picks them): the same values, computed a tile at a time into a buffer that stays in L1 and
+# copied out with non-temporal stores, so the output's lines are not first read into the cache.
+STREAM_TILE = 1024
+"""Elements per tile: 1-8 KB, a whole number of 64-byte lines for every dtype."""
+
+
+@njit(inline="always")
+def stream_head(out, n):
+    """How many of ``out``'s first ``n`` elements come before its first 64-byte boundary."""
+    misaligned = out.ctypes.data % STREAM_BLOCK
+    return min(n, 0 if misaligned == 0 else (STREAM_BLOCK - misaligned) // out.itemsize)
+
+
+def map_stream_run(out_p, a_p, n, a_len):  # type: ignore[no-untyped-def]
+    """``map_run`` on contiguous runs of ``n`` elements (``a_len`` is n), streaming the output. In place too: each
+    tile is read before it is written."""
+    _fast_math.prefer_wide()
+    out = carray(out_p, n)
+    a = carray(a_p, n)
+    k = stream_head(out, n)
+    for j in range(k):
+        out[j] = unary_into(a[j], out.dtype)
+    tile = np.empty(STREAM_TILE, out.dtype)
+    while k + STREAM_TILE <= n:
+        src = a[k : k + STREAM_TILE]
+        for j in range(STREAM_TILE):
+            tile[j] = unary_into(src[j], out.dtype)
+        stream_copy(out[k : k + STREAM_TILE], tile)
+        k += STREAM_TILE
+    out_rest, a_rest = out[k:], a[k:]
+    for j in range(n - k):
+        out_rest[j] = unary_into(a_rest[j], out.dtype)
+    store_fence()
+
+
+def zip_stream_run(out_p, a_p, b_p, n, a_len, b_len):  # type: ignore[no-untyped-def]
+    """``zip_run`` on contiguous runs of ``n`` elements (``a_len`` and ``b_len`` are n), streaming the output (in
+    place too)."""
+    _fast_math.prefer_wide()
+    out = carray(out_p, n)
+    a = carray(a_p, n)
+    b = carray(b_p, n)
+    k = stream_head(out, n)
+    for j in range(k):
+        out[j] = binary(compute(a[j]), compute(b[j]))
+    tile = np.empty(STREAM_TILE, out.dtype)
+    while k + STREAM_TILE <= n:
+        a_tile, b_tile = a[k : k + STREAM_TILE], b[k : k + STREAM_TILE]
+        for j in range(STREAM_TILE):
+            tile[j] = binary(compute(a_tile[j]), compute(b_tile[j]))
+        stream_copy(out[k : k + STREAM_TILE], tile)
+        k += STREAM_TILE
+    out_rest, a_rest, b_rest = out[k:], a[k:], b[k:]
+    for j in range(n - k):
+        out_rest[j] = binary(compute(a_rest[j]), compute(b_rest[j]))
+    store_fence()
 
 
 # --- reduce --------------------------------------------------------------------------------------
