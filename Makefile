@@ -20,7 +20,7 @@ run: $(STAMP)
 # The CUDA backend is tested under Numba's simulator unless a real GPU is asked for (NUMBA_ENABLE_CUDASIM=0).
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=$${NUMBA_ENABLE_CUDASIM:-1} HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
-		$(PY) -m pytest -q -n 2 --dist loadfile
+		$(PY) -m pytest -q -n 2 --dist loadfile --durations=25
 
 lint: $(STAMP)
 	$(PY) -m ruff check minitensor tests projects benchmarks

@@ -50,6 +50,7 @@ def test_reduce_every_op_every_dim(monkeypatch: pytest.MonkeyPatch, op: str, thr
     ("caps", "shape", "dim", "kind"),
     [
         ({}, (3, 37), 1, "warp"),  # a warp per row, lanes loop over the row
+        ({"WARPS_PER_BLOCK": 3}, (7, 37), 1, "warp"),  # several warps per block, the last block partly idle
         ({"WARP_ROW_MAX": 8, "TARGET_BLOCKS": 64, "MIN_CHUNK_PER_THREAD": 1, "MAX_REDUCE_CHUNKS": 4}, (2, 150), 1, "block"),
         ({"WARP_ROW_MAX": 4, "TARGET_BLOCKS": 64, "MIN_CHUNK_PER_THREAD": 1}, (150,), 0, "block"),  # 9 chunks, 2 block passes
         ({"THREAD_ROWS_MIN": 2, "TARGET_THREADS": 64, "MIN_CHUNK": 2}, (37, 3), 0, "thread"),  # split rows along dim 0

@@ -26,8 +26,9 @@ SIMULATOR_THREADS = 8
 # the simulator defaults use few threads, few blocks and few barriers (tests lower caps to reach every path).
 WARP = 4 if SIMULATED else 32
 """Lanes of a reduction warp: the hardware's 32 (shuffles), fewer on the simulator (shared memory, faster)."""
-WARPS_PER_BLOCK = 8
-"""Warps (so rows) per block of the warp-per-row reduction."""
+WARPS_PER_BLOCK = 1 if SIMULATED else 8
+"""Warps (so rows) per block of the warp-per-row reduction (one on the simulator, where each thread is a Python thread:
+reductions there run 2-3x faster; a test sets several to reach that path)."""
 REDUCE_BLOCK = 4 * WARP if SIMULATED else 256
 """Threads of the block-per-row reduction: a multiple of WARP, at most WARP * WARP."""
 WARP_ROW_MAX = 1024
