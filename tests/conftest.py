@@ -10,6 +10,10 @@ os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 # The fast backend's parallel kernel builds start at a fixed size in tests (32K elements, the least it ever uses),
 # instead of at the break-even it measures per process, so that the tests reach both builds on every machine.
 os.environ.setdefault("MINITENSOR_PARALLEL_FROM", str(1 << 15))
+# Streamed outputs (fast_launch.STREAM_FROM) are off: each op and dtype a test runs at tens of MB would compile its
+# streaming loop too (a cold run's tiled-transpose test: 0.8 -> 16 s). tests/test_fast_stream.py sets the limit itself
+# and holds the streaming loops to the plain loops' bits.
+os.environ.setdefault("MINITENSOR_STREAM_FROM", "0")
 
 import pytest
 from hypothesis import HealthCheck, settings
