@@ -7,9 +7,9 @@ underflows in float64 near x = -38).
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
+from .operators import HALF_LOG_2PI, SQRT1_2
 from .tensor_arith import xlogy
 from .tensor_math import _float_input, digamma, erf, erfc, erfinv, exp2, expm1, lgamma, log1p, polygamma, sigmoid
 from .tensor_pointwise import logit
@@ -17,8 +17,6 @@ from .tensor_pointwise import logit
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-SQRT1_2 = math.sqrt(0.5)
-HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_NDTR_SPLIT = -20.0
 
 gammaln, psi, expit = lgamma, digamma, sigmoid

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from . import dtypes
+from . import dtypes, operators
 from . import tensor_functions as F
 from .autodiff import Context, is_grad_enabled
 from .errors import DivisionByZeroError, DTypeError
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
 # --- helpers ---
@@ -156,7 +155,7 @@ class Erfc(_Unary):
 
 class Erfinv(_Unary):
     op = "erfinv"
-    derivative = staticmethod(lambda a, out: (out * out).exp() * SQRT_PI_OVER_2)
+    derivative = staticmethod(lambda a, out: (out * out).exp() * operators.SQRT_PI_2)
 
 
 class Lgamma(_Unary):
