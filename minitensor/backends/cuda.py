@@ -56,6 +56,11 @@ from . import cuda_plan as plan  # noqa: E402
 from .base import Backend  # noqa: E402
 from .layout import coalesce  # noqa: E402
 
+if SIMULATED:
+    from .cuda_simulator import install as _install_simulator_fixes  # noqa: E402
+
+    _install_simulator_fixes()
+
 # Small tensors legitimately launch small grids; Numba would warn on each new launch site.
 warnings.filterwarnings("ignore", message=r"Grid size \d+ will likely result in GPU under-utilization")
 

@@ -22,6 +22,10 @@ THREADS_PER_BLOCK = 256
 """Threads per block for map, zip and fill (fewer for tiny tensors)."""
 SIMULATOR_THREADS = 8
 """Most threads per element-wise block on Numba's simulator, where each is a Python thread (tests run faster)."""
+SIMULATOR_BLOCKS = 2
+"""Most blocks along grid dim x of an element-wise kernel or of a reduction's rows on the simulator, which starts a
+block's Python threads anew for each block: the grid-stride loops then give each thread more elements (a 64x64
+``exp``: 0.29 -> 0.10 s), and two blocks keep the stride path taken."""
 # On Numba's simulator every CUDA thread is a Python thread and every block and barrier costs a polling loop, so
 # the simulator defaults use few threads, few blocks and few barriers (tests lower caps to reach every path).
 WARP = 4 if SIMULATED else 32
@@ -35,9 +39,10 @@ WARP_ROW_MAX = 1024
 """Longest row folded by one warp; longer rows get a block."""
 THREAD_ROWS_MIN = 1 if SIMULATED else 64
 """Fewest rows for the thread-per-row reduction (folds along a dim that is not the innermost)."""
-TARGET_THREADS = 1 << 16
-TARGET_BLOCKS = 1024
-"""Rows are split into chunks until about this many threads (thread kernel) or blocks (block kernel) run."""
+TARGET_THREADS = 256 if SIMULATED else 1 << 16
+TARGET_BLOCKS = 8 if SIMULATED else 1024
+"""Rows are split into chunks until about this many threads (thread kernel) or blocks (block kernel) run (few on
+the simulator: a sum of 4x4096 there 3.8 -> 0.29 s; still more than one chunk, so the second pass runs)."""
 MIN_CHUNK = 64
 MIN_CHUNK_PER_THREAD = 4
 """Shortest chunk of a split row: elements per thread (thread kernel) or per thread of a block."""
@@ -70,7 +75,12 @@ def elementwise_launch(size: int, per_thread: int = 1) -> tuple[int, int]:
         threads = min(THREADS_PER_BLOCK, SIMULATOR_THREADS, size)
     else:
         threads = min(THREADS_PER_BLOCK, -(-size // 32) * 32)
-    return min(-(-size // (threads * per_thread)), MAX_GRID), threads
+    return min(-(-size // (threads * per_thread)), grid_cap()), threads
+
+
+def grid_cap() -> int:
+    """Most blocks along grid dim x of a grid-stride launch: MAX_GRID, on the simulator SIMULATOR_BLOCKS."""
+    return min(SIMULATOR_BLOCKS, MAX_GRID) if SIMULATED else MAX_GRID
 
 
 def layout(out: TensorData, inputs: tuple[TensorData, ...]) -> tuple[int, tuple[tuple[int, ...], ...]]:
@@ -117,13 +127,13 @@ def reduce_launch(a: TensorData, dim: int, rows: int) -> tuple[str, int, int, in
     if outer and rows >= THREAD_ROWS_MIN:
         threads = min(SIMULATOR_THREADS if SIMULATED else THREADS_PER_BLOCK, rows)
         chunks = max(1, min(cap, TARGET_THREADS // rows, length // MIN_CHUNK))
-        return "thread", chunks, min(-(-rows // threads), MAX_GRID), threads
+        return "thread", chunks, min(-(-rows // threads), grid_cap()), threads
     if length <= WARP_ROW_MAX:
         warps = WARPS_PER_BLOCK
-        return "warp", 1, min(-(-rows // warps), MAX_GRID), WARP * warps
+        return "warp", 1, min(-(-rows // warps), grid_cap()), WARP * warps
     threads = REDUCE_BLOCK
     chunks = max(1, min(cap, TARGET_BLOCKS // rows, length // (threads * MIN_CHUNK_PER_THREAD)))
-    return "block", chunks, min(rows, MAX_GRID), threads
+    return "block", chunks, min(rows, grid_cap()), threads
 
 
 def reduce_layout(a: TensorData, dim: int, dst: TensorData) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
