@@ -69,7 +69,9 @@ def test_a_fused_run_gives_the_separate_kernels_bits(dtype: str) -> None:
             out = where[-1]
             args = [arrays[i] for i in where[:-1]]
             run_loop = run_address(family, name, "float64", arrays[out].dtype, *[a.dtype for a in args])
-            calls.append(functools.partial(kernel, *args, arrays[out], np.array([n], np.int64), strides, 1, n, run_loop))
+            storages = [a.view(np.uint8) for a in (*args, arrays[out])]  # the general walker takes bytes
+            sizes = tuple(a.itemsize for a in (*args, arrays[out]))
+            calls.append(functools.partial(kernel, *storages, sizes, np.array([n], np.int64), strides, 1, n, run_loop))
             ops.append(Op(backend, family, getattr(type(backend), family), (name, *[datas[i] for i in where]), {}))
         if fused:
             calls = fuse(ops, calls)

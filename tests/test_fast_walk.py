@@ -77,6 +77,7 @@ def reference_values(kind: str, array: np.ndarray, shape: tuple[int, ...]) -> np
 @pytest.mark.parametrize("family,op,dtype,out_dtype", [
     ("zip", "add", np.float32, np.float32), ("zip", "mul", np.int64, np.int64), ("zip", "lt", np.float64, np.bool_),
     ("map", "exp", np.float32, np.float32), ("map", "neg", np.int32, np.int32),
+    ("zip", "sub", np.int16, np.int16), ("map", "abs", np.int8, np.int8),  # every item size through one walker
 ])
 @pytest.mark.parametrize("name,shape,a_kind,b_kind,out_kind", LAYOUTS, ids=[layout[0] for layout in LAYOUTS])
 def test_every_walk_gives_the_flat_kernels_bits(name: str, shape: tuple[int, ...], a_kind: str, b_kind: str,
@@ -90,7 +91,7 @@ def test_every_walk_gives_the_flat_kernels_bits(name: str, shape: tuple[int, ...
     out_type = np.dtype(out_dtype)
     out = spaced(shape, out_type) if out_kind == "spaced" else TensorData(np.full(int(np.prod(shape)), SENTINEL, out_type), shape)
     kernel, _ = elementwise_kernel(family, op, inputs, out, lazy=False)
-    assert kernel.py_func.__name__ == f"{family}_kernel"  # the general walker, not the flat one
+    assert kernel.__wrapped__.py_func.__name__ == f"{family}_kernel"  # the general walker (on bytes), not the flat one
     getattr(kernels, family)(op, *inputs, out)
 
     dense = [TensorData(np.ascontiguousarray(strided_view(x)).reshape(-1), shape) for x in inputs]
@@ -104,7 +105,8 @@ def test_every_walk_gives_the_flat_kernels_bits(name: str, shape: tuple[int, ...
         assert (out.storage[1::2] == np.array(SENTINEL).astype(out_type)).all()
 
     arrays = [strided_view(x) for x in dense]
-    expected = {"add": np.add, "mul": np.multiply, "lt": np.less, "exp": np.exp, "neg": np.negative}[op](*arrays)
+    expected = {"add": np.add, "mul": np.multiply, "lt": np.less, "exp": np.exp, "neg": np.negative, "sub": np.subtract,
+                "abs": np.abs}[op](*arrays)
     if op == "exp":
         np.testing.assert_allclose(strided_view(flat), expected, rtol=2e-7)
     else:

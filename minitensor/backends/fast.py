@@ -16,6 +16,7 @@ bool tensor (exact integer arithmetic), else as float64, and converted on store 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -117,24 +118,51 @@ def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: Tens
     and the loop are found (and compiled) at the first call, and the address is not among the arguments."""
     shape, strides, n_chunks, per_chunk = planned_layout(out, inputs)
     flat = shape.size == 1 and (shape[0] == 1 or bool((strides == 1).all()))
-    name = f"{family}_flat_kernel" if flat else f"{family}_kernel"
-    layout = (int(shape[0]), n_chunks, per_chunk) if flat else (shape, strides, n_chunks, per_chunk)
+    layout: tuple[Any, ...]
+    if flat:
+        name, layout = f"{family}_flat_kernel", (int(shape[0]), n_chunks, per_chunk)
+    else:  # the general walker takes the storages as bytes, with the item sizes (operands', then out's)
+        sizes = tuple(x.dtype.itemsize for x in (*inputs, out))
+        name, layout = f"{family}_kernel", (sizes, shape, strides, n_chunks, per_chunk)
     parallel = use_parallel(out.size)
     compute, dtypes = compute_type(*inputs), [x.dtype for x in inputs]
     stream = flat and streams(out.size * out.dtype.itemsize)  # an output too large for the cache: stream it
+
+    def walker() -> Callable[..., Any]:
+        kernel = find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel)
+        return kernel if flat else on_bytes(kernel, len(inputs) + 1)
+
     if not lazy:
-        run = run_address(family, op, compute, out.dtype, *dtypes, stream=stream)
-        return find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel), (*layout, run)
+        return walker(), (*layout, run_address(family, op, compute, out.dtype, *dtypes, stream=stream))
     found: list[tuple[Callable[..., Any], int]] = []
 
     def call(*args: Any) -> Any:
         if not found:
-            found.append((find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel),
-                          run_address(family, op, compute, out.dtype, *dtypes, stream=stream)))
+            found.append((walker(), run_address(family, op, compute, out.dtype, *dtypes, stream=stream)))
         kernel, run = found[0]
         return kernel(*args, run)
 
     return call, layout
+
+
+BYTES = np.dtype(np.uint8)
+
+
+def bytes_of(storage: np.ndarray) -> np.ndarray:
+    """``storage`` (1-D, C-contiguous, as every storage here) as its bytes: what the general walkers take."""
+    return storage.view(BYTES)
+
+
+def on_bytes(kernel: Callable[..., Any], storages: int) -> Callable[..., Any]:
+    """``kernel`` (a general walker) called with its first ``storages`` arguments, storages, as their bytes."""
+    def map_call(a: np.ndarray, out: np.ndarray, *rest: Any) -> Any:
+        return kernel(bytes_of(a), bytes_of(out), *rest)
+
+    def zip_call(a: np.ndarray, b: np.ndarray, out: np.ndarray, *rest: Any) -> Any:
+        return kernel(bytes_of(a), bytes_of(b), bytes_of(out), *rest)
+
+    call: Callable[..., Any] = map_call if storages == 2 else zip_call
+    return functools.update_wrapper(call, kernel, assigned=("__name__", "__qualname__", "__doc__"), updated=())
 
 
 def compute_type(*inputs: TensorData) -> str:

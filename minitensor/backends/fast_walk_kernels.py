@@ -2,7 +2,7 @@
 
 An element-wise call is two things: walking the layout (chunks for the threads, rows of a broadcast or permuted
 view, an odometer over the outer dims) and the per-element loop of one op. The walkers here do the first and are
-compiled once per operand dtypes for every op; the op's loop (``map_run``/``zip_run`` of the template
+compiled once for every op (the flat ones once per operand dtypes); the op's loop (``map_run``/``zip_run`` of the template
 :mod:`minitensor.backends.fast_kernels`, compiled as a C function) is passed in as ``run``, an address, and called
 on runs of memory: a compile per op is then a few short loops instead of a whole parallel kernel (a cold test run
 compiled ~200 of those, ~3.4 s each). Like :mod:`minitensor.backends.fast_extra_kernels` this file is copied by
@@ -16,6 +16,12 @@ How a call's memory reaches ``run``, per chunk (``n_chunks`` chunks of ``per_chu
   element, passed with length 1); other operands are first gathered into a buffer, and a strided ``out`` is
   written from one. Shorter rows are gathered ``BLOCK`` elements at a time, across rows, so that a tensor of rows
   of 3 costs one call per block, not per row.
+
+The general kernels only move elements, never look at them: they take every storage as its bytes (a ``uint8`` view,
+made by :func:`minitensor.backends.fast.bytes_of`) with the operands' item sizes, and copy elements as unsigned
+integers of that width. So one compiled general walker serves every dtype combination (a cold test run compiled 74
+typed ones, one per dtype signature and build, ~2.9 s each; one on bytes takes ~4.6 s), and a copy keeps every bit
+(nan payloads too). ``run`` reads the gathered elements through its own types.
 
 Every element is read once before its output is written and each output element is written once, so the values
 are those of one loop over the elements: the same bits as the op's loop on contiguous data.
@@ -38,17 +44,37 @@ LONG = 32
 
 
 @njit(inline="always")
-def gather(source, position, stride, n, buffer, at):
-    """buffer[at : at + n] = the n elements of ``source`` from ``position``, ``stride`` apart."""
+def copy_elements(source, position, stride, n, target, at, step):
+    """target[at + k * step] = source[position + k * stride] for k < n."""
     for k in range(n):
-        buffer[at + k] = source[position + k * stride]
+        target[at + k * step] = source[position + k * stride]
+
+
+@njit  # called, not inlined: compiled once for the kernels' six call sites
+def move(size, source, position, stride, n, target, at, step):
+    """Copy the n elements of ``size`` bytes at element ``position``, ``stride`` apart, of the byte array ``source`` to
+    element ``at``, ``step`` apart, of the byte array ``target``, as unsigned integers of that width (bits unchanged)."""
+    if size == 8:
+        copy_elements(source.view(np.uint64), position, stride, n, target.view(np.uint64), at, step)
+    elif size == 4:
+        copy_elements(source.view(np.uint32), position, stride, n, target.view(np.uint32), at, step)
+    elif size == 2:
+        copy_elements(source.view(np.uint16), position, stride, n, target.view(np.uint16), at, step)
+    else:
+        copy_elements(source, position, stride, n, target, at, step)
 
 
 @njit(inline="always")
-def scatter(buffer, at, n, target, position, stride):
-    """The n elements of ``target`` from ``position``, ``stride`` apart = buffer[at : at + n]."""
-    for k in range(n):
-        target[position + k * stride] = buffer[at + k]
+def gather(size, source, position, stride, n, buffer, at):
+    """Elements at..at+n of ``buffer`` = the n elements of ``source`` from ``position``, ``stride`` apart."""
+    move(size, source, position, stride, n, buffer, np.int64(at), np.int64(1))  # int64s: a constant would compile
+    # another move for its literal type
+
+
+@njit(inline="always")
+def scatter(size, buffer, at, n, target, position, stride):
+    """The n elements of ``target`` from ``position``, ``stride`` apart = elements at..at+n of ``buffer``."""
+    move(size, buffer, np.int64(at), np.int64(1), n, target, position, stride)
 
 
 @njit(inline="always")
@@ -64,34 +90,35 @@ def step(index, shape, strides, pos, start, n):
 
 
 @njit(inline="always")
-def operand(source, position, stride, n, buffer):
-    """(pointer, length) of ``n`` elements of ``source`` for ``run``: in place when they are one run (stride 1) or
-    one element (stride 0, length 1), else gathered into ``buffer``."""
+def operand(size, source, position, stride, n, buffer):
+    """(pointer, length) of ``n`` elements of ``size`` bytes of ``source`` for ``run``: in place when they are one
+    run (stride 1) or one element (stride 0, length 1), else gathered into ``buffer``."""
     if stride == 1:
-        return element_pointer(source, position), n
+        return element_pointer(source, position * size), n
     if stride == 0:
-        return element_pointer(source, position), 1
-    gather(source, position, stride, n, buffer, 0)
+        return element_pointer(source, position * size), 1
+    gather(size, source, position, stride, n, buffer, 0)
     return element_pointer(buffer, 0), n
 
 
 @njit(parallel=threads(PARALLEL), cache=True)
-def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
-    """out = f(a) over ``shape``; ``strides`` rows are (out, a); ``run`` is the op's ``map_run``."""
+def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
+    """out = f(a) over ``shape``; ``a`` and ``out`` are storages as bytes (``fast.bytes_of``) with item sizes
+    ``sizes`` (a, out); ``strides`` rows are (out, a), in elements; ``run`` is the op's ``map_run``."""
     nd = shape.size
     total = 1
     for d in range(nd):
         total *= shape[d]
-    so = strides[0, nd - 1]
-    sa = strides[1, nd - 1]
+    sa, so = strides[1, nd - 1], strides[0, nd - 1]
+    size_a, size_out = sizes
     for c in prange(n_chunks):
         e = c * per_chunk
         end = min(e + per_chunk, total)
         index = np.empty(nd, np.int64)
         pos = np.empty(2, np.int64)
         start_positions(e, shape, strides, index, pos)
-        a_buffer = np.empty(BLOCK, a.dtype)
-        out_buffer = np.empty(BLOCK, out.dtype)
+        a_buffer = np.empty(BLOCK * size_a, np.uint8)
+        out_buffer = np.empty(BLOCK * size_out, np.uint8)
         rows = np.empty((BLOCK, 2), np.int64)  # (out position, length) of each row in a block
         while e < end:
             start = index[nd - 1]
@@ -99,12 +126,12 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
             if n >= LONG:
                 if so != 1 or (sa != 1 and sa != 0):
                     n = min(n, BLOCK)
-                a_at, a_len = operand(a, pos[1], sa, n, a_buffer)
+                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
                 if so == 1:
-                    call_function(run, element_pointer(out, pos[0]), a_at, n, a_len)
+                    call_function(run, element_pointer(out, pos[0] * size_out), a_at, n, a_len)
                 else:
                     call_function(run, element_pointer(out_buffer, 0), a_at, n, a_len)
-                    scatter(out_buffer, 0, n, out, pos[0], so)
+                    scatter(size_out, out_buffer, 0, n, out, pos[0], so)
                 e += n
                 step(index, shape, strides, pos, start, n)
             else:
@@ -113,7 +140,7 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
                 while e < end and filled < BLOCK:
                     start = index[nd - 1]
                     n = min(shape[nd - 1] - start, end - e, BLOCK - filled)
-                    gather(a, pos[1], sa, n, a_buffer, filled)
+                    gather(size_a, a, pos[1], sa, n, a_buffer, filled)
                     rows[r, 0] = pos[0]
                     rows[r, 1] = n
                     r += 1
@@ -123,29 +150,29 @@ def map_kernel(a, out, shape, strides, n_chunks, per_chunk, run):
                 call_function(run, element_pointer(out_buffer, 0), element_pointer(a_buffer, 0), filled, filled)
                 filled = 0
                 for i in range(r):
-                    scatter(out_buffer, filled, rows[i, 1], out, rows[i, 0], so)
+                    scatter(size_out, out_buffer, filled, rows[i, 1], out, rows[i, 0], so)
                     filled += rows[i, 1]
 
 
 @njit(parallel=threads(PARALLEL), cache=True)
-def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
-    """out = f(a, b) over ``shape``; ``strides`` rows are (out, a, b); ``run`` is the op's ``zip_run``."""
+def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
+    """out = f(a, b) over ``shape``; ``a``, ``b`` and ``out`` are storages as bytes (``fast.bytes_of``) with item
+    sizes ``sizes`` (a, b, out); ``strides`` rows are (out, a, b), in elements; ``run`` is the op's ``zip_run``."""
     nd = shape.size
     total = 1
     for d in range(nd):
         total *= shape[d]
-    so = strides[0, nd - 1]
-    sa = strides[1, nd - 1]
-    sb = strides[2, nd - 1]
+    so, sa, sb = strides[0, nd - 1], strides[1, nd - 1], strides[2, nd - 1]
+    size_a, size_b, size_out = sizes
     for c in prange(n_chunks):
         e = c * per_chunk
         end = min(e + per_chunk, total)
         index = np.empty(nd, np.int64)
         pos = np.empty(3, np.int64)
         start_positions(e, shape, strides, index, pos)
-        a_buffer = np.empty(BLOCK, a.dtype)
-        b_buffer = np.empty(BLOCK, b.dtype)
-        out_buffer = np.empty(BLOCK, out.dtype)
+        a_buffer = np.empty(BLOCK * size_a, np.uint8)
+        b_buffer = np.empty(BLOCK * size_b, np.uint8)
+        out_buffer = np.empty(BLOCK * size_out, np.uint8)
         rows = np.empty((BLOCK, 2), np.int64)
         while e < end:
             start = index[nd - 1]
@@ -153,13 +180,13 @@ def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
             if n >= LONG:
                 if so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
                     n = min(n, BLOCK)
-                a_at, a_len = operand(a, pos[1], sa, n, a_buffer)
-                b_at, b_len = operand(b, pos[2], sb, n, b_buffer)
+                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
+                b_at, b_len = operand(size_b, b, pos[2], sb, n, b_buffer)
                 if so == 1:
-                    call_function(run, element_pointer(out, pos[0]), a_at, b_at, n, a_len, b_len)
+                    call_function(run, element_pointer(out, pos[0] * size_out), a_at, b_at, n, a_len, b_len)
                 else:
                     call_function(run, element_pointer(out_buffer, 0), a_at, b_at, n, a_len, b_len)
-                    scatter(out_buffer, 0, n, out, pos[0], so)
+                    scatter(size_out, out_buffer, 0, n, out, pos[0], so)
                 e += n
                 step(index, shape, strides, pos, start, n)
             else:
@@ -168,8 +195,8 @@ def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
                 while e < end and filled < BLOCK:
                     start = index[nd - 1]
                     n = min(shape[nd - 1] - start, end - e, BLOCK - filled)
-                    gather(a, pos[1], sa, n, a_buffer, filled)
-                    gather(b, pos[2], sb, n, b_buffer, filled)
+                    gather(size_a, a, pos[1], sa, n, a_buffer, filled)
+                    gather(size_b, b, pos[2], sb, n, b_buffer, filled)
                     rows[r, 0] = pos[0]
                     rows[r, 1] = n
                     r += 1
@@ -180,7 +207,7 @@ def zip_kernel(a, b, out, shape, strides, n_chunks, per_chunk, run):
                               element_pointer(b_buffer, 0), filled, filled, filled)
                 filled = 0
                 for i in range(r):
-                    scatter(out_buffer, filled, rows[i, 1], out, rows[i, 0], so)
+                    scatter(size_out, out_buffer, filled, rows[i, 1], out, rows[i, 0], so)
                     filled += rows[i, 1]
 
 

@@ -77,12 +77,24 @@ def _entry(kernel: Any, args: list[Any]) -> Any:
     return kernel if compiled is None else compiled.entry_point
 
 
+def _swapped(x: Any, mapping: dict[int, Any]) -> Any:
+    """``x`` swapped by ``mapping`` (by id); a view of all of a mapped storage (the general walkers take storages as
+    bytes) becomes the same view of its swap; anything else stays."""
+    found = mapping.get(id(x))
+    if found is not None or type(x) is not np.ndarray:
+        return x if found is None else found
+    base = x.base
+    if base is not None and id(base) in mapping and x.nbytes == base.nbytes and x.ctypes.data == base.ctypes.data:
+        return mapping[id(base)].view(x.dtype)
+    return x
+
+
 def _rebind(launches: list[tuple[Any, tuple]], mapping: dict[int, Any], direct: bool = False) -> Call:
     """The recorded launches as one call, with scratch storages swapped for ``mapping``'s (``direct``: calling the
     compiled entry points)."""
     bound = []
     for kernel, args in launches:
-        mapped = [mapping.get(id(x), x) for x in args]
+        mapped = [_swapped(x, mapping) for x in args]
         bound.append(functools.partial(_entry(kernel, mapped) if direct else kernel, *mapped))
     if len(bound) == 1:
         return bound[0]
