@@ -313,3 +313,12 @@ def infer_shape(shape: Sequence[Any], size: int, old_shape: Sequence[int]) -> Sh
         raise ShapeError(f"cannot view shape {tuple(old_shape)} ({size} elements) as {shape} ({prod(shape)} elements)")
     check_shape(shape)
     return shape
+
+
+def storage_address(storage: Any) -> int | None:
+    """The address of a storage's first element (host arrays, CUDA arrays and the simulator's), or None."""
+    for name in ("__cuda_array_interface__", "__array_interface__"):
+        interface = getattr(storage, name, None)
+        if interface is not None:
+            return int(interface["data"][0])
+    return None

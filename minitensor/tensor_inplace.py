@@ -44,7 +44,7 @@ from .autodiff import is_grad_enabled
 from .backends import get_backend
 from .errors import DTypeError, GradientError, ShapeError
 from .random_state import generator
-from .tensor_data import TensorData, shape_broadcast
+from .tensor_data import TensorData, shape_broadcast, storage_address
 from .tensor_index import _is_basic, getitem, index_add, masked_fill, scatter, scatter_add
 from .tensor_shape import Diagonal, StridedView
 
@@ -188,19 +188,10 @@ def _offsets_of(data: TensorData, start: int) -> np.ndarray:
     return get_backend("simple").to_numpy(mirror).reshape(-1)
 
 
-def _pointer(storage: Any) -> int | None:
-    """The address of a storage's first element (host arrays, CUDA arrays and the simulator's), or None."""
-    for name in ("__cuda_array_interface__", "__array_interface__"):
-        interface = getattr(storage, name, None)
-        if interface is not None:
-            return int(interface["data"][0])
-    return None
-
-
 def _storage_offsets(base: Tensor, view: Tensor) -> tuple[np.ndarray, np.ndarray] | None:
     """(base's, view's) element offsets from the storages' addresses, or None when an address is unknown."""
     b, v = base._data.storage, view._data.storage
-    pb, pv = _pointer(b), _pointer(v)
+    pb, pv = storage_address(b), storage_address(v)
     if pb is None or pv is None:
         return None
     lo, item = min(pb, pv), b.dtype.itemsize

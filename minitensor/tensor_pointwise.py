@@ -1,11 +1,12 @@
 """Element-wise composites (the ``PointwiseMethods`` mixin) and the matching ``mt.`` functions: frac, sinc, deg2rad,
-rad2deg, copysign, signbit, heaviside, float_power, logit, positive, fmax, fmin.
+rad2deg, copysign, signbit, heaviside, float_power, logit, positive, fmax, fmin, nextafter.
 
 Each is built from the element-wise ops of tensor_math.py, tensor_arith.py and tensor_compare.py (where, comparisons,
 abs, sin, log, pow), so gradients come from autodiff and every backend runs them without new kernels. Names,
 signatures, result dtypes (float functions of integer or bool tensors give the default float dtype; ``float_power``
 always float64; ``signbit`` bool) and broadcasting follow PyTorch. The backends have no bit-level access, so the
 sign of a NaN is not seen: ``signbit(-nan)`` is False and ``copysign(x, -nan)`` is ``|x|`` (PyTorch: True, ``-|x|``).
+``nextafter`` steps the bit pattern itself, through ``view(dtype)`` and integer arithmetic.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import dtypes
 from . import tensor_functions as F
+from .autodiff import Context
 from .errors import DTypeError
 from .tensor_arith import pow as _pow
+from .tensor_inplace import _inplace
 from .tensor_math import _float_input, _float_operands, _is_tensor, _not_bool, _operands
 
 if TYPE_CHECKING:
@@ -126,6 +131,63 @@ def fmin(input: Any, other: Any) -> Tensor:  # noqa: A002
     return _nan_ignoring(input, other, "le")
 
 
+_BITS: dict[np.dtype, np.dtype] = {dtypes.float32: dtypes.int32, dtypes.float64: dtypes.int64}
+"""The integer dtype of each float dtype's bit pattern."""
+
+
+class Nextafter(F.TensorFunction):
+    """The precomputed ``value`` of nextafter(input, other) with PyTorch's gradient: the incoming one to input where
+    it ``moved`` (input != other, NaNs included), 0 where input == other; zeros to other."""
+
+    higher_order = True  # the backward is a where, differentiable under create_graph
+
+    @staticmethod
+    def forward(ctx: Context, input: Tensor, other: Tensor, value: Tensor, moved: Tensor) -> Tensor:  # noqa: A002
+        ctx.save_for_backward(moved)
+        return value._view_of(value._data)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, Tensor, None, None]:
+        (moved,) = ctx.saved_values
+        zero = d._lift(0.0)
+        return F.Where.apply(moved, d, zero), d._zeros(d.shape), None, None
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """The next representable value after ``input`` toward ``other`` (both tensors, broadcast) in their promoted
+    dtype, which must be a float dtype (DTypeError otherwise; ``other`` as a number is a TypeError, as PyTorch):
+    ``other`` where they are equal (so nextafter(0.0, -0.0) is -0.0), NaN where either is NaN, the smallest
+    subnormal with other's side's sign from a zero, the largest finite value from an infinity. float32 results step
+    float32's bits, computed on the bit pattern (``view(dtype)``, integer +-1, ``where``), so every backend gives
+    the same bits. The gradient is 1 to input where input != other, else 0, and 0 to other (as PyTorch)."""
+    if not _is_tensor(other):
+        raise TypeError(f"nextafter(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    input._check_backend(other)
+    dtype = dtypes.result_type(input, other)
+    if dtype.kind != "f":
+        raise DTypeError(f"nextafter() needs a float tensor, got {input.dtype} {input.shape} and {other.dtype} "
+                         f"{other.shape} (promoted to {dtype}); call .float() first")
+    ints = _BITS[dtype]
+    x, y = input.detach().cast(dtype), other.detach().cast(dtype)
+    nan, zero, moved = x.isnan() | y.isnan(), x == 0, x != y
+    special = nan | zero | ~moved  # the bits of these are not stepped (-0.0 - 1 would overflow)
+    bits = F.Where.apply(special, x._lift(0, ints), x.view(ints))
+    away = (y > x) == (x > 0)  # away from zero: the magnitude, so the bit pattern (sign and magnitude), grows by 1
+    stepped = bits + F.Where.apply(away, x._lift(1, ints), x._lift(-1, ints))
+    info = np.iinfo(ints)
+    tiny = F.Where.apply(y > 0, x._lift(1, ints), x._lift(int(info.min) + 1, ints))  # +- the smallest subnormal
+    quiet_nan = x._lift(np.array(np.nan, dtype=dtype).view(ints).item(), ints)
+    out = F.Where.apply(nan, quiet_nan, F.Where.apply(zero, tiny, stepped))
+    value = F.Where.apply(moved, out.view(dtype), y)
+    return Nextafter.apply(input, other, value, moved)
+
+
+def _nextafter_(self: Tensor, other: Tensor) -> Tensor:
+    """nextafter in place: computed in the promoted dtype and stored in self's (a float tensor; other broadcasts to
+    self's shape), as PyTorch's ``nextafter_``."""
+    return _inplace(self, lambda x: nextafter(x, other))
+
+
 class PointwiseMethods:
     """Element-wise composites (methods of Tensor)."""
 
@@ -141,9 +203,11 @@ class PointwiseMethods:
     positive = positive
     fmax = fmax
     fmin = fmin
+    nextafter = nextafter
+    nextafter_ = _nextafter_
 
 
 __all__ = [
     "frac", "sinc", "deg2rad", "rad2deg", "copysign", "signbit", "heaviside", "float_power", "logit", "positive",
-    "fmax", "fmin",
+    "fmax", "fmin", "nextafter",
 ]  # fmt: skip

@@ -2,8 +2,9 @@
 
 Everything here is a view that shares storage and changes only shape and strides, as in PyTorch:
 permute/transpose/movedim, view, squeeze/unsqueeze, unflatten, expand, narrow/select, the pieces of
-split/chunk/unbind, diagonal, t/mT/T. ``reshape`` and ``flatten`` copy only when no strides can describe
-the result. Joining and copying ops (cat, stack, flip, roll, repeat, tril, diag, ...) are in tensor_join.py.
+split/chunk/unbind, diagonal, t/mT/T; ``view(dtype)`` also reads the same bytes as another dtype.
+``reshape`` and ``flatten`` copy only when no strides can describe the result. Joining and copying ops
+(cat, stack, flip, roll, repeat, tril, diag, ...) are in tensor_join.py.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
 from .errors import IndexOutOfRangeError, NonContiguousError, PermutationError, ShapeError
-from .tensor_data import TensorData, infer_shape, normalize_dim, strides_from_shape
+from .tensor_data import TensorData, infer_shape, normalize_dim, storage_address, strides_from_shape
 from .tensor_join import int_list
 
 if TYPE_CHECKING:
@@ -162,9 +166,14 @@ def T(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
 # --- new shapes over the same elements ---
 
 
-def view(self: Tensor, *shape: Any) -> Tensor:
+def view(self: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
     """The same elements read as ``shape`` (one entry may be -1), sharing storage; raises NonContiguousError when
-    no strides can give that shape (see ``reshape``)."""
+    no strides can give that shape (see ``reshape``). ``view(dtype)`` (one dtype argument, or ``dtype=``) reads the
+    same bytes as another dtype instead: see :func:`view_dtype`."""
+    if dtype is not None or (len(shape) == 1 and isinstance(shape[0], (np.dtype, str, type))):
+        if dtype is not None and shape:
+            raise TypeError(f"view() takes a shape or a dtype, not both (got {shape} and dtype={dtype!r})")
+        return view_dtype(self, shape[0] if dtype is None else dtype)
     shape = infer_shape(shape, self._data.size, self.shape)
     strides = view_strides(self._data, shape)
     if strides is None:
@@ -173,6 +182,61 @@ def view(self: Tensor, *shape: Any) -> Tensor:
             "use .reshape() or call .contiguous() first"
         )
     return StridedView.apply(self, shape, strides)
+
+
+def view_dtype(self: Tensor, dtype: Any) -> Tensor:
+    """The same bytes read as ``dtype`` (``torch.Tensor.view(dtype)``: a bit reinterpretation, not a conversion),
+    sharing storage and its version counter. The result never requires grad and writes through it are not recorded
+    (as PyTorch, for every dtype, the same one included).
+
+    Same element size: the same shape and strides. Otherwise the last dim's size and the other strides scale by the
+    size ratio, with PyTorch's checks: not 0-d (ShapeError); to a smaller element, stride(-1) must be 1; to a larger
+    one, size(-1) must be divisible by the ratio (ShapeError), and the storage offset and the other strides too, and
+    stride(-1) must be 1 (NonContiguousError). Strides of size-1 dims are not checked (minitensor gives them other
+    values than PyTorch: ``unsqueeze`` makes them 0)."""
+    new, old, data = dtypes.as_dtype(dtype), self.dtype, self._data
+    shape, strides = list(data.shape), list(data.strides)
+    if new.itemsize != old.itemsize:
+        what = f"to view {old} as {new} (different element sizes)"
+        if not shape:
+            raise ShapeError(f"view(dtype): self.dim() cannot be 0 {what} (a 0-d tensor)")
+        if old.itemsize > new.itemsize:
+            ratio = old.itemsize // new.itemsize
+            if shape[-1] != 1 and strides[-1] != 1:
+                raise NonContiguousError(f"view(dtype): self.stride(-1) must be 1 {what}, but got {strides[-1]} "
+                                         f"(shape {data.shape}, strides {data.strides}); call .contiguous() first")
+            strides = [s * ratio for s in strides[:-1]] + [1]
+            shape[-1] *= ratio
+        else:
+            ratio = new.itemsize // old.itemsize
+            if shape[-1] % ratio:
+                raise ShapeError(f"view(dtype): self.size(-1) must be divisible by {ratio} {what}, but got "
+                                 f"{shape[-1]} (shape {data.shape})")
+            offset = _storage_offset_mod(data.storage, ratio)
+            if offset:
+                raise NonContiguousError(f"view(dtype): self.storage_offset() must be divisible by {ratio} {what}, but "
+                                         f"it is {offset} more than a multiple of {ratio} (shape {data.shape}); call "
+                                         ".clone() first")
+            for d, (size, stride) in enumerate(zip(shape[:-1], strides[:-1])):
+                if size != 1 and stride % ratio:
+                    raise NonContiguousError(f"view(dtype): self.stride({d}) must be divisible by {ratio} {what}, but "
+                                             f"got {stride} (shape {data.shape}, strides {data.strides})")
+            if strides[-1] != 1:
+                raise NonContiguousError(f"view(dtype): self.stride(-1) must be 1 {what}, but got {strides[-1]} "
+                                         f"(shape {data.shape}, strides {data.strides}); call .contiguous() first")
+            strides = [s // ratio for s in strides[:-1]] + [1]
+            shape[-1] //= ratio
+    storage = self.backend.view_storage(data.storage, new)
+    out = self._alias(TensorData.trusted(storage, tuple(shape), tuple(strides), math.prod(shape)))
+    out._base = None  # like detach(): writes through it are not recorded into this tensor's graph
+    return out
+
+
+def _storage_offset_mod(storage: Any, ratio: int) -> int:
+    """Where ``storage`` starts, in its elements, modulo ``ratio``: storages start on aligned allocations (at least
+    8 bytes), so this is PyTorch's storage_offset() % ratio. 0 when the storage has no address."""
+    address = storage_address(storage)
+    return 0 if address is None else (address // storage.dtype.itemsize) % ratio
 
 
 def reshape(self: Tensor, *shape: Any) -> Tensor:

@@ -18,6 +18,7 @@ import ctypes
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,15 @@ class Backend(ABC):
     @abstractmethod
     def to_numpy(self, data: TensorData) -> np.ndarray:
         """Copy ``data`` (any strides) into a new C-contiguous NumPy array of its shape."""
+
+    def view_storage(self, storage: Any, dtype: np.dtype) -> Any:
+        """The 1-D ``storage`` read as ``dtype`` without a copy (for ``Tensor.view(dtype)``): element i of the result
+        is bytes [i * s, (i + 1) * s) of the storage (s = dtype.itemsize); trailing bytes that fill no whole element
+        are left out. The caller checks the start's alignment. NumPy arrays and Numba's device arrays (real and
+        simulated) all slice and ``.view(dtype)`` alike, so every backend here uses this default."""
+        dtype, item = np.dtype(dtype), storage.dtype.itemsize
+        count = storage.shape[0] * item // dtype.itemsize * dtype.itemsize // item
+        return storage[:count].view(dtype)
 
     # --- kernels ---
 
