@@ -4,9 +4,8 @@ rad2deg, copysign, signbit, heaviside, float_power, logit, positive, fmax, fmin,
 Each is built from the element-wise ops of tensor_math.py, tensor_arith.py and tensor_compare.py (where, comparisons,
 abs, sin, log, pow), so gradients come from autodiff and every backend runs them without new kernels. Names,
 signatures, result dtypes (float functions of integer or bool tensors give the default float dtype; ``float_power``
-always float64; ``signbit`` bool) and broadcasting follow PyTorch. The backends have no bit-level access, so the
-sign of a NaN is not seen: ``signbit(-nan)`` is False and ``copysign(x, -nan)`` is ``|x|`` (PyTorch: True, ``-|x|``).
-``nextafter`` steps the bit pattern itself, through ``view(dtype)`` and integer arithmetic.
+always float64; ``signbit`` bool) and broadcasting follow PyTorch. ``signbit`` (so ``copysign``) and ``nextafter``
+read a float's bits through ``view(dtype)``: the sign of -0.0 and of a NaN counts, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -56,22 +55,25 @@ def rad2deg(input: Tensor) -> Tensor:  # noqa: A002
     return _float_input(input) * DEG_PER_RAD
 
 
+_BITS: dict[np.dtype, np.dtype] = {dtypes.float32: dtypes.int32, dtypes.float64: dtypes.int64}
+"""The integer dtype of each float dtype's bit pattern."""
+
+
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
-    """True where the sign bit is set: x < 0, and -0.0 (seen as 1 / x < 0); False for integers >= 0 and bools.
-    A NaN's sign is not visible to the kernels: always False (PyTorch: True for -nan). No gradient (bool)."""
+    """True where the sign bit is set: x < 0 for integers, the float's sign bit (read through ``view`` as the integer
+    of its bits, which is negative exactly then) for floats, so -0.0 and -nan count; False for bools. No gradient."""
     x = input.detach()
     if x.dtype.kind == "b":
         return x & False
-    negative = x < 0
-    return negative | ((x == 0) & (x.reciprocal() < 0)) if x.dtype.kind == "f" else negative
+    return (x.view(_BITS[x.dtype]) if x.dtype.kind == "f" else x) < 0
 
 
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     """|input| with the sign of ``other`` (a tensor or number; -0.0 counts as negative), broadcast, in the promoted
     float dtype (integers and bools give the default float dtype). The gradient to input is sign(input) * sign(out)
-    (0 at 0); ``other`` gets none (PyTorch: zeros). A NaN ``other`` counts as positive (see the module doc)."""
+    (0 at 0); ``other`` gets none (PyTorch: zeros). A NaN ``other`` gives its sign bit, as PyTorch."""
     a, b = _float_operands(input, other)
-    magnitude = a.abs()
+    magnitude = a.cast(dtypes.result_type(a, b)).abs()  # float32 input, float64 other: float64, as PyTorch
     return F.Where.apply(signbit(b), -magnitude, magnitude)
 
 
@@ -129,10 +131,6 @@ def fmax(input: Any, other: Any) -> Tensor:  # noqa: A002
 def fmin(input: Any, other: Any) -> Tensor:  # noqa: A002
     """Element-wise min that ignores NaN; as :func:`fmax` with input <= other."""
     return _nan_ignoring(input, other, "le")
-
-
-_BITS: dict[np.dtype, np.dtype] = {dtypes.float32: dtypes.int32, dtypes.float64: dtypes.int64}
-"""The integer dtype of each float dtype's bit pattern."""
 
 
 class Nextafter(F.TensorFunction):

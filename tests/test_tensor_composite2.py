@@ -53,6 +53,8 @@ POINTWISE = [
     case(lambda L, a, b: L.copysign(a, b), INTS, np.array([-1, 1, 0])),
     case(lambda L, a, b: L.copysign(a, b), E, B),
     case(lambda L, a: (L.signbit(a), a.signbit()), SIGNS),
+    case(lambda L, a: (L.signbit(a), a.t().signbit()), np.array([[nan, -nan], [-0.0, 1.0]])),  # a NaN's sign bit counts
+    case(lambda L, a, b: L.copysign(a, b), np.array([1.0, -2.0, 3.0, -0.5], np.float32), np.array([-nan, nan, -nan, 1.0])),
     case(lambda L, a: (L.signbit(a), L.signbit(a > 0)), INTS),
     case(lambda L, a, v: L.heaviside(a, v), np.array([-1.0, 0.0, 2.0, nan, 0.0], np.float32),
          np.array([0.5, 0.25, 7.0, 1.0, -3.0], np.float32), grad=False),
