@@ -66,9 +66,10 @@ def move(size, source, position, stride, n, target, at, step):
 
 @njit(inline="always")
 def gather(size, source, position, stride, n, buffer, at):
-    """Elements at..at+n of ``buffer`` = the n elements of ``source`` from ``position``, ``stride`` apart."""
-    move(size, source, position, stride, n, buffer, np.int64(at), np.int64(1))  # int64s: a constant would compile
-    # another move for its literal type
+    """Elements at..at+n of ``buffer`` = the n elements of ``source`` from ``position``, ``stride`` apart. (``at`` and
+    the step go to ``move`` as int64s, here and in :func:`scatter`: a constant would compile another ``move`` for its
+    literal type.)"""
+    move(size, source, position, stride, n, buffer, np.int64(at), np.int64(1))
 
 
 @njit(inline="always")
@@ -109,7 +110,7 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
     total = 1
     for d in range(nd):
         total *= shape[d]
-    sa, so = strides[1, nd - 1], strides[0, nd - 1]
+    so, sa = strides[0, nd - 1], strides[1, nd - 1]
     size_a, size_out = sizes
     for c in prange(n_chunks):
         e = c * per_chunk
