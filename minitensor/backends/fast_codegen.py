@@ -72,10 +72,9 @@ EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
 FUSED_TEMPLATE = Path(__file__).with_name("fast_fused_kernels.py")
 WALK_TEMPLATE = Path(__file__).with_name("fast_walk_kernels.py")
 MATH_SOURCE = Path(__file__).with_name("fast_math.py")
-TABLES_SOURCE = Path(__file__).with_name("fast_math_tables.py")
 INTRINSICS_SOURCE = Path(__file__).with_name("fast_intrinsics.py")
 ROWS_SOURCE = Path(__file__).with_name("fast_fused_rows.py")
-"""Not templates: the vectorisable exp/log/tanh/sigmoid and their tables, the LLVM intrinsics under them and the fused kernels' row
+"""Not templates: the vectorisable exp/log/tanh/sigmoid, the LLVM intrinsics under them and the fused kernels' row
 helpers, which the kernels import (so they are part of the fingerprint)."""
 OP_FREE_TEMPLATES = {"extra": EXTRA_TEMPLATE, "fused": FUSED_TEMPLATE, "walk": WALK_TEMPLATE}
 """The op-free families (their kernels take their types from their arguments) and the template each copies."""
@@ -102,7 +101,7 @@ def fingerprint() -> str:
     digest = hashlib.sha256()
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
     templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, WALK_TEMPLATE, MATH_SOURCE,
-                                          TABLES_SOURCE, INTRINSICS_SOURCE, ROWS_SOURCE)]
+                                          INTRINSICS_SOURCE, ROWS_SOURCE)]
     for part in (*templates, _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")

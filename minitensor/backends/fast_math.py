@@ -9,20 +9,21 @@ readable reference (the ``simple`` backend uses them); :mod:`minitensor.backends
 to these, and stores to float32 outputs through the cheaper float32-accurate versions (:data:`FLOAT32_VERSIONS`).
 
 Contract (checked by tests/test_fast_math.py against long double and mpmath): float64 results within 1 ulp of the
-correctly rounded value (measured: at most 0.59 ulp from the exact value for normal results, 99.4% correctly rounded)
-over the whole float64 line, subnormal inputs and results included; float32 results within 1 ulp of the correctly
-rounded float32; and NumPy's special values: ``exp`` overflows to inf above 709.78 and underflows through the
-subnormals to +0; ``log`` is -inf at +-0, nan below 0 and inf at inf; ``tanh`` keeps the sign of zero; nan in gives
-nan out.
+correctly rounded value (measured: at most 0.60 (exp, sigmoid), 0.71 (tanh) and 0.76 (log) ulp from the exact value
+for normal results; 97-99% correctly rounded) over the whole float64 line, subnormal inputs and results included;
+float32 results within 1 ulp of the correctly rounded float32; and NumPy's special values: ``exp`` overflows to inf
+above 709.78 and underflows through the subnormals to +0; ``log`` is -inf at +-0, nan below 0 and inf at inf; ``tanh``
+keeps the sign of zero; nan in gives nan out.
 
-Method: small tables, which a vectorised loop reads with gathers (an index is a few bits of the argument, masked, so
-it is always in range). ``exp`` reduces x = (64 k + j) ln2/64 + r with the 1.5 * 2^52 shift trick (no float-to-int
-conversion of a nan or inf happens), takes 2^(j/64) as hi + lo parts from a 64-entry table and e^r - 1 as a degree-5
-polynomial, and applies 2^k in one rounding (``vscalefpd``). ``log`` splits x = 2^k z by bit operations, takes
-invc ~ 1/z (9 bits, so z invc - 1 is exact) and -log(invc) from a 256-entry table, and adds a degree-7 log1p
-polynomial (Tang's method: no division). ``tanh`` and ``sigmoid`` are quotients of exp's parts kept as double-doubles
-and refined by a Newton step; every division is a float32 estimate (twice the SIMD lanes of a float64 one) refined by
-Newton steps. The tables come from :mod:`minitensor.backends.fast_math_tables` (exact, built at import).
+Method: no tables. A vectorised loop reads a table with gathers, and on some CPUs those cost more than the rest of the
+function (an Ice Lake Xeon ran a 64-entry-table exp at half NumPy's speed; the same exp without the lookup ran at
+NumPy's). So the reductions are the classic table-free ones, with longer polynomials (near-minimax fits, checked by
+the tests). ``exp`` reduces x = k ln2 + u + d with the 1.5 * 2^52 shift trick (no float-to-int conversion of a nan or
+inf happens; u exact, |u| <= ln2/2), takes e^u - 1 - u from a degree-10 polynomial, and applies 2^k in one rounding
+(``vscalefpd``). ``log`` splits x = 2^k z by bit operations, z in [sqrt(1/2), sqrt(2)), and uses fdlibm's identity
+log z = f - f^2/2 + s (f^2/2 + R(s^2)), f = z - 1, s = f / (2 + f), R of degree 7 in s^2. ``tanh`` and ``sigmoid`` are
+quotients of exp's parts kept as double-doubles and refined by a Newton step; every division is a float32 estimate
+(twice the SIMD lanes of a float64 one) refined by Newton steps.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from .fast_intrinsics import (  # LLVM instructions Numba has no spelling for
     recip_estimate,
     select,
 )
-from .fast_math_tables import exp2_table, log_table
 
 
 @njit(inline="always")
@@ -71,6 +71,8 @@ def horner(x: Any, c: tuple[Any, ...]) -> Any:
 
 INV_LN2 = 1.4426950408889634
 LN2 = 0.6931471805599453
+LN2_HI43 = 0.6931471805598903  # ln2 as a multiple of 2^-43: k LN2_HI43 is exact for |k| <= 1077, and so is x - k LN2_HI43
+LN2_LO43 = 5.497923018708371e-14  # ln2 - LN2_HI43
 SHIFT = 6755399441055744.0  # 1.5 * 2^52: (y + SHIFT) - SHIFT rounds y to an integer, which sits in the low bits
 SHIFT_BITS = 0x4338000000000000  # as_bits(SHIFT)
 EXP_MAX = 710.0  # above ln(DBL_MAX) = 709.78: clamping here still overflows to inf
@@ -78,34 +80,48 @@ EXP_MIN = -746.0  # below ln(2^-1075): clamping here still underflows to 0
 TWO_M64 = 5.421010862427522e-20  # 2^-64
 INF = float("inf")
 NAN = float("nan")
-EXP_N = 64
-"""exp's table size: x = (64 k + j) ln2 / 64 + r, |r| <= ln2 / 128, e^x = 2^k 2^(j/64) e^r."""
+EXP_Q = (2.082662294046847e-09, 2.51120347243638e-08, 2.7557581849032313e-07, 2.755723486755752e-06,
+         2.4801586926648188e-05, 0.00019841269896378713, 0.0013888888889115611, 0.008333333333317035,
+         0.041666666666666095, 0.16666666666666682, 0.5)
+"""Q(r) ~ (e^r - 1 - r) / r^2 on |r| <= ln2/2, degree 10 (near-minimax fit: r^2 Q(r) within 2^-60 of e^r - 1 - r,
+relative to e^r)."""
 
 
-EXP_T_HI, EXP_T_LO = exp2_table(EXP_N)
-EXP_INV = EXP_N / LN2  # the reduction's constants: ln2/64 in 36 bits (k EXP_L_HI exact for |k| < 2^17) and the rest
-EXP_L_HI = 0.010830424696223417
-EXP_L_LO = 2.572804622327669e-14
-EXP_C = (0.008333339268642579, 0.0416667082138357, 0.16666666666664448, 0.4999999999998446)
-"""(e^r - 1 - r) / r^2 on |r| <= ln2/128 (Chebyshev fit; e^r - 1 = r + r^2 Q(r) to 2^-57.8 relative to e^r)."""
+@njit(inline="always")
+def exp_reduce(x: float) -> tuple[float, float, float]:
+    """(u, d, shifted) with x = k ln2 + u + d, u exact, |u| <= 0.3466 and |d| < 2^-34 |k|, k = round(x / ln2) held
+    in ``shifted``'s low bits (:func:`shift_exponent`), for |x| <= 746 (nan passes).
+
+    k comes from the 1.5 * 2^52 shift (no float-to-int conversion of a nan); x - k LN2_HI43 is exact, and the rest of
+    k ln2 is kept apart as d, so e^x = 2^k e^u (1 + d) to 2^-80: no rounding yet. No table: a vectorised loop reads
+    one with gathers, which are slow on some CPUs (they doubled the whole exp on an Ice Lake Xeon).
+    """
+    shifted = fma(x, INV_LN2, SHIFT)
+    kd = shifted - SHIFT
+    return fma(-kd, LN2_HI43, x), -kd * LN2_LO43, shifted
+
+
+@njit(inline="always")
+def shift_exponent(shifted: float) -> int:
+    """The integer k that :func:`exp_reduce` left in ``shifted``'s low bits."""
+    return as_bits(shifted) - SHIFT_BITS
+
+
+@njit(inline="always")
+def expm1_tail(u: float, d: float) -> float:
+    """e^u (1 + d) - 1 - u for |u| <= 0.3466 and |d| < 2^-34: p + d (1 + u + p) with p = u^2 Q(u) ~ e^u - 1 - u,
+    to 2^-60 relative to e^u (the degree-10 polynomial's error; the rest rounds far below it, and d^2 is < 2^-68)."""
+    p = (u * u) * horner(u, EXP_Q)
+    return fma(d, u + p, d) + p
 
 
 @njit(inline="always")
 def exp_parts(x: float) -> tuple[float, float, int]:
-    """(hi, lo, k) with e^x = (hi + lo) 2^k to about 2^-57 relative, hi in [1, 2), |lo| < 0.006 hi, for |x| <= 746.
-
-    A 64-entry table: with i = round(64 x / ln2) = 64 k + j and r = x - i ln2/64 (two fused multiply-adds, |r| <=
-    0.0055, so r's rounding error is 2^-60 of the result), e^x = 2^k (T + T (e^r - 1)) with T = 2^(j/64) kept to
-    2^-106 as hi and lo parts (two gathers in a vectorised loop) and e^r - 1 a degree-5 polynomial.
-    """
-    shifted = fma(x, EXP_INV, SHIFT)
-    i = as_bits(shifted) - SHIFT_BITS  # round(64 x / ln2), |i| <= 68900
-    kd = shifted - SHIFT
-    r = fma(-kd, EXP_L_LO, fma(-kd, EXP_L_HI, x))
-    j = i & (EXP_N - 1)  # a nan's garbage bits still index the table
-    t_hi = EXP_T_HI[j]
-    q = horner(r, EXP_C)
-    return t_hi, fma(t_hi, fma(r * r, q, r), EXP_T_LO[j]), i >> 6
+    """(hi, lo, k) with e^x = (hi + lo) 2^k to about 2^-60 relative, hi = 1 + u rounded in [0.65, 1.35] and |lo| <
+    0.08, for |x| <= 746: :func:`exp_reduce` and :func:`expm1_tail`, with 1 + u split exactly (|u| < 1)."""
+    u, d, shifted = exp_reduce(x)
+    hi = 1.0 + u
+    return hi, (u - (hi - 1.0)) + expm1_tail(u, d), shift_exponent(shifted)
 
 
 @njit(inline="always")
@@ -153,43 +169,42 @@ def recip_one_plus_exp(y: float) -> float:
 
 TINY = 2.2250738585072014e-308  # smallest normal float64; subnormal inputs are scaled by 2^54 first
 TWO54 = 18014398509481984.0
-LOG_N = 256
-LOG_OFF = 0x3FE6080000000000  # x = 2^k z, z in [0.6885, 1.377): 256 intervals by z's top mantissa bits, one centred on 1
-
-
-LOG_INVC, LOG_C_HI, LOG_C_LO = log_table(LOG_N, LOG_OFF)
-LN2_HI43 = 0.6931471805598903  # ln2 as a multiple of 2^-43: k LN2_HI43 + LOG_C_HI[i] is exact for |k| <= 1077
-LN2_LO43 = 5.497923018708371e-14  # ln2 - LN2_HI43
-LOG_P = (0.1428583558604866, -0.16666803129521168, 0.19999999999735155, -0.24999999999702047, 0.3333333333333333)
-"""(log(1+r) - r + r^2/2) / r^3 on |r| <= 0.00293 (Chebyshev fit: log(1+r) to 2^-66 relative)."""
+SQRT_HALF_BITS = 0x3FE6A09E667F3BCD  # as_bits(sqrt(1/2)): x = 2^k z with z in [sqrt(1/2), sqrt(2))
+LOG_P = (0.13251323782174, 0.13250118565625088, 0.1538709074665868, 0.18181775665519181, 0.2222222264680057,
+         0.2857142856908582, 0.4000000000000625, 0.6666666666666666)
+"""P(z) ~ (2 atanh(s) - 2 s) / s^3 at z = s^2 <= 0.0295 (|s| <= 3 - 2 sqrt(2)), degree 7 (near-minimax fit: s^3 P
+within 2^-60 of 2 atanh(s) - 2 s, relative to s)."""
 
 
 @njit
 def log(x: float) -> float:
     """natural log; -inf at +-0, nan below 0 and for nan, inf at inf.
 
-    x = 2^k z by bit operations (subnormals scaled by 2^54 first); z's interval gives invc ~ 1/z with 9 significant
-    bits and -log(invc) = hi + lo from a 256-entry table; r = z invc - 1 is exact (one fused multiply-add, |r| <= 0.003)
-    and log x = (k ln2 + hi) + r + (k ln2_lo + lo) + log1p(r) - r, the first sum exact, log1p(r) - r a degree-7
-    polynomial. Where x is near 1 the table's entry is exactly 1, so log x = log1p(x - 1) with no cancellation.
+    x = 2^k z by bit operations (subnormals scaled by 2^54 first), z in [sqrt(1/2), sqrt(2)), f = z - 1 exact, and
+    log z = 2 atanh(s) with s = f / (2 + f): log z = f - f^2/2 + s (f^2/2 + s^2 P(s^2)) (fdlibm's identity; |s| <=
+    0.172, P of degree 7). f^2/2's rounding error is kept and k ln2_hi + f is summed exactly, so the one sizeable
+    error is the final rounding. No table (see :func:`expm1_reduced`); the division is :func:`recip`'s estimate made
+    exact to the last bit by a Newton step.
     """
     x = float(x)  # integer data (int64 compute) too
     subnormal = x < TINY
     xs = select(subnormal, x * TWO54, x)
-    tmp = as_bits(xs) - LOG_OFF
-    k = (tmp >> 52) - select(subnormal, 54, 0)
-    i = (tmp >> 44) & (LOG_N - 1)  # a nan's or negative's garbage bits still index the table
-    invc = LOG_INVC[i]
-    c_hi = LOG_C_HI[i]
-    c_lo = LOG_C_LO[i]
-    r = fma(from_bits(as_bits(xs) - ((tmp >> 52) << 52)), invc, -1.0)  # z invc - 1, exact
-    p = horner(r, LOG_P)
-    p = (r * r) * fma(r, p, -0.5)  # log1p(r) - r
-    kd = float(k)
-    w = fma(kd, LN2_HI43, c_hi)  # exact
-    hi = w + r
-    lo = (w - hi) + r  # exact: |w| >= |r| or w == 0
-    result = hi + ((lo + fma(kd, LN2_LO43, c_lo)) + p)
+    tmp = as_bits(xs) - SQRT_HALF_BITS
+    kd = float((tmp >> 52) - select(subnormal, 54, 0))
+    f = from_bits(as_bits(xs) - ((tmp >> 52) << 52)) - 1.0  # exact (a negative's or nan's garbage bits pass)
+    d = 2.0 + f
+    inv = recip(d)
+    s0 = f * inv
+    s = fma(fma(-s0, d, f), inv, s0)  # f / d to the last bit or so
+    z = s * s
+    half_f = 0.5 * f
+    hfsq = half_f * f
+    hfsq_lo = fma(half_f, f, -hfsq)  # exact: f^2/2 = hfsq + hfsq_lo
+    w = kd * LN2_HI43  # exact
+    hi = w + f  # fast two-sum (|w| >= 0.69 > |f|, or w = 0): hi + lo = w + f exactly
+    lo = f - (hi - w)
+    tail = fma(s, fma(z, horner(z, LOG_P), hfsq), fma(kd, LN2_LO43, -hfsq_lo)) - hfsq
+    result = hi + (lo + tail)
     result = select(x == INF, INF, result)
     return select(x > 0.0, result, select(x == 0.0, -INF, NAN))
 
@@ -204,39 +219,32 @@ def two_sum(a: float, b: float) -> tuple[float, float]:
     return s, (a - (s - v)) + (b - v)
 
 
-EXPM1_C = (0.0013888898162809297, 0.008333340752470275, 0.04166666666665973, 0.16666666666661117, 0.5)
-"""(e^r - 1 - r) / r^2 on |r| <= ln2/128 to 4.7e-17 (Chebyshev fit): accurate relative to e^r - 1 itself, as tanh needs."""
+SHIFT_POW2 = SHIFT + 1023.0  # shifting by this leaves k + 1023 in the low bits: shifted's bits << 52 are then 2^k
 
 
 @njit
 def tanh(x: float) -> float:
     """hyperbolic tangent: odd, +-1 at +-inf, nan for nan, -0 for -0.
 
-    tanh|x| = T / (T + 2) with T = e^2|x| - 1 from :func:`exp`'s table: T = (2^k t_hi - 1) + 2^k t_hi (e^r - 1) +
-    2^k t_lo, where 2^k t_hi - 1 is exact wherever T's rounding matters (k <= 52), the product 2^k t_hi r and r's own
-    rounding error are kept, so T is a double-double good to about 2^-60 relative even where its parts cancel (small
-    |x|); T + 2 likewise, and the quotient is refined by one Newton step. One formula for tiny and large |x|.
+    tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k - 1) + 2^k u + 2^k c, c = :func:`expm1_tail` (k in [0, 58]; 2^k
+    - 1 and 2^k u exact): the first two terms are summed exactly (fast two-sum: |2^k - 1| > |2^k u|, or k = 0), so T
+    is a double-double good to about 2^-60 relative even for tiny |x| (k = 0: T = u + c); T + 2 likewise, and the
+    quotient is refined by one Newton step. One formula for tiny and large |x|.
     """
     x = float(x)
     a = abs(x)
     y = select(a + a > 40.0, 40.0, a + a)  # tanh(20) = 1 - 8.5e-18 rounds to 1; nan passes
-    shifted = fma(y, EXP_INV, SHIFT)
-    i = as_bits(shifted) - SHIFT_BITS  # 64 k + j, k in [0, 57]
-    kd = shifted - SHIFT
-    u = fma(-kd, EXP_L_HI, y)  # exact
-    r = fma(-kd, EXP_L_LO, u)
-    r_lo = fma(-kd, EXP_L_LO, u - r)  # r's rounding error
-    j = i & (EXP_N - 1)
-    t_hi = EXP_T_HI[j]
-    t_lo = EXP_T_LO[j]
-    q = horner(r, EXPM1_C)
-    scale = pow2(i >> 6)
-    t_1 = fma(scale, t_hi, -1.0)  # 2^k t_hi - 1, exact
-    m = scale * t_hi  # exact
-    s0 = fma(m, r, t_1)
-    c = m * fma(r * r, q, r_lo)
-    s = s0 + c  # T = s + e
-    e = fma(scale, t_lo, ((s0 - s) + c) + fma(m, r, t_1 - s0))
+    shifted = fma(y, INV_LN2, SHIFT_POW2)
+    kd = shifted - SHIFT_POW2
+    u = fma(-kd, LN2_HI43, y)  # exact (exp_reduce's steps)
+    scale = from_bits(as_bits(shifted) << 52)  # 2^k
+    big = scale * u
+    c = scale * expm1_tail(u, -kd * LN2_LO43)
+    t_1 = scale - 1.0
+    t_hi = t_1 + big
+    t_mid = (big - (t_hi - t_1)) + c  # T = t_hi + t_mid, t_mid under t_hi / 5
+    s = t_hi + t_mid  # T = s + e
+    e = t_mid - (s - t_hi)
     d_hi, d_err = two_sum(s, 2.0)  # T + 2 = d_hi + d_lo
     d_lo = d_err + e
     inv = recip(d_hi)
