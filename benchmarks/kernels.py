@@ -20,7 +20,7 @@ default BLAS threads NumPy is timed with.
 
 A contiguous call whose output is at least 3/4 of the last-level cache (``fast_launch.STREAM_FROM``; 10^7 float64
 is 80 MB) writes it with non-temporal stores (``map_stream_run``/``zip_stream_run``); the "plain stores" rows time
-the same calls with the ordinary loop, and the kernel-route math rows stream too where the output is that large.
+the same calls with the ordinary loop; the math rows never stream (``fast_launch.COMPUTE_BOUND``).
 
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are removed from this process's environment before
 NumPy loads (they can pin OpenBLAS to slow kernels), and ``OMP_WAIT_POLICY`` defaults to ``PASSIVE``

@@ -114,7 +114,8 @@ def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: Tens
     arguments after the storages: the flat kernel (total, chunks, chunk size) when every operand is one contiguous
     run from its storage's start (or the call has one element), else the general kernel with the planned layout
     (shape, strides, chunks, chunk size); then the address of the op's loop for these dtypes (on the flat kernel
-    with an output of ``fast_launch.STREAM_FROM`` bytes or more, its streaming loop). ``lazy``: the walker
+    with an output of ``fast_launch.STREAM_FROM`` bytes or more, its streaming loop, unless the op is
+    ``fast_launch.COMPUTE_BOUND``). ``lazy``: the walker
     and the loop are found (and compiled) at the first call, and the address is not among the arguments."""
     shape, strides, n_chunks, per_chunk = planned_layout(out, inputs)
     flat = shape.size == 1 and (shape[0] == 1 or bool((strides == 1).all()))
@@ -126,7 +127,7 @@ def elementwise_kernel(family: str, op: str, inputs: list[TensorData], out: Tens
         name, layout = f"{family}_kernel", (sizes, shape, strides, n_chunks, per_chunk)
     parallel = use_parallel(out.size)
     compute, dtypes = compute_type(*inputs), [x.dtype for x in inputs]
-    stream = flat and streams(out.size * out.dtype.itemsize)  # an output too large for the cache: stream it
+    stream = flat and streams(out.size * out.dtype.itemsize, op)  # an output too large for the cache: stream it
 
     def walker() -> Callable[..., Any]:
         kernel = find_kernel(name, "walk", "", DEFAULT_COMPUTE, parallel)
