@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, types
 from numba.core.extending import overload
 
-from minitensor.backends.fast_intrinsics import as_bits, fdiv32, fma, from_bits, select
+from minitensor.backends.fast_intrinsics import as_bits, fdiv, fma, from_bits, select
 from minitensor.backends.fast_math import by_output, exp, exp32, exp_f32, prefer_wide
 
 ERFCX_P = 0.328125  # 21/64: exact in float32 too
@@ -279,7 +279,7 @@ def gauss32(x):
     e = fma(-F_HALF * fma(x, x, -h), e, e)  # e^(-(h + lo) / 2) = e^(-h / 2) (1 - lo / 2)
     e = select(h > F_H_MAX, F_ZERO, e)
     z = abs(x) * F_SQRT1_2
-    t = fdiv32(F_ONE, fma(F_P, select(z > F_Z_MAX, F_Z_MAX, z), F_ONE))  # (nan passes)
+    t = fdiv(F_ONE, fma(F_P, select(z > F_Z_MAX, F_Z_MAX, z), F_ONE))  # (nan passes)
     q = fma(F_ERFCX_T[0], t, F_ERFCX_T[1])
     q = fma(q, t, F_ERFCX_T[2])
     q = fma(q, t, F_ERFCX_T[3])

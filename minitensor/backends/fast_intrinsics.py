@@ -121,15 +121,16 @@ def _prefer_wide(typingctx):  # type: ignore[no-untyped-def]
 prefer_wide: Callable[..., Any] = intrinsic(_prefer_wide)
 
 
-def _fdiv32(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """a / b in float32 with IEEE results at b == 0 (Numba's ``/`` tests b and raises: a branch per element)."""
-    if not (a == b == types.float32):
+def _fdiv(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """a / b (float32 or float64), correctly rounded, with IEEE results at b == 0 (Numba's ``/`` tests b and raises:
+    a branch per element)."""
+    if not (a == b and a in (types.float32, types.float64)):
         return None
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return builder.fdiv(*args)
 
-    return types.float32(types.float32, types.float32), codegen
+    return a(a, a), codegen
 
 
 def _exp2_scale32(typingctx, p, shifted):  # type: ignore[no-untyped-def]
@@ -185,7 +186,7 @@ def _copysign(typingctx, magnitude, sign):  # type: ignore[no-untyped-def]
 
 
 copysign: Callable[..., Any] = intrinsic(_copysign)
-fdiv32: Callable[..., Any] = intrinsic(_fdiv32)
+fdiv: Callable[..., Any] = intrinsic(_fdiv)
 exp2_scale32: Callable[..., Any] = intrinsic(_exp2_scale32)
 log_split32: Callable[..., Any] = intrinsic(_log_split32)
 

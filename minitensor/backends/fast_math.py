@@ -9,7 +9,7 @@ readable reference (the ``simple`` backend uses them); :mod:`minitensor.backends
 to these, and stores to float32 outputs through the cheaper float32-accurate versions (:data:`FLOAT32_VERSIONS`).
 
 Contract (checked by tests/test_fast_math.py against long double and mpmath): float64 results within 1 ulp of the
-correctly rounded value (measured: at most 0.60 (exp, sigmoid), 0.71 (tanh) and 0.76 (log) ulp from the exact value
+correctly rounded value (measured: at most 0.60 (exp, sigmoid), 0.72 (tanh) and 0.76 (log) ulp from the exact value
 for normal results; 97-99% correctly rounded) over the whole float64 line, subnormal inputs and results included;
 float32 results within 1 ulp of the correctly rounded float32; and NumPy's special values: ``exp`` overflows to inf
 above 709.78 and underflows through the subnormals to +0; ``log`` is -inf at +-0, nan below 0 and inf at inf; ``tanh``
@@ -18,12 +18,14 @@ keeps the sign of zero; nan in gives nan out.
 Method: no tables. A vectorised loop reads a table with gathers, and on some CPUs those cost more than the rest of the
 function (an Ice Lake Xeon ran a 64-entry-table exp at half NumPy's speed; the same exp without the lookup ran at
 NumPy's). So the reductions are the classic table-free ones, with longer polynomials (near-minimax fits, checked by
-the tests). ``exp`` reduces x = k ln2 + u + d with the 1.5 * 2^52 shift trick (no float-to-int conversion of a nan or
-inf happens; u exact, |u| <= ln2/2), takes e^u - 1 - u from a degree-10 polynomial, and applies 2^k in one rounding
-(``vscalefpd``). ``log`` splits x = 2^k z by bit operations, z in [sqrt(1/2), sqrt(2)), and uses fdlibm's identity
-log z = f - f^2/2 + s (f^2/2 + R(s^2)), f = z - 1, s = f / (2 + f), R of degree 7 in s^2. ``tanh`` and ``sigmoid`` are
-quotients of exp's parts kept as double-doubles and refined by a Newton step; every division is a float32 estimate
-(twice the SIMD lanes of a float64 one) refined by Newton steps.
+the tests). ``exp`` reduces x = k ln2 + r with the 1.5 * 2^52 shift trick (no float-to-int conversion of a nan or
+inf happens; |r| <= ln2/2, its rounding error kept), takes e^r - 1 - r from a degree-10 polynomial, and applies 2^k in
+one rounding (``vscalefpd``). ``log`` splits x = 2^k z by bit operations, z in [sqrt(1/2), sqrt(2)), and uses
+fdlibm's identity log z = f - f^2/2 + s (f^2/2 + R(s^2)), f = z - 1, s = f / (2 + f), R of degree 7 in s^2. ``tanh``
+is T / (T + 2), T = e^2|x| - 1 from exp's parts, and ``sigmoid`` 2^-k / (2^-k + m) with e^-x = 2^k m, the sums kept
+as double-doubles and the quotient corrected by its residual. log's and tanh's one division is a ``vdivpd`` (measured
+faster there than a float32 estimate and the Newton steps it needs: log 1.29 -> 1.01 ns per element in cache);
+sigmoid's is that estimate (twice the SIMD lanes of a float64 division) refined by Newton steps.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from .fast_intrinsics import (  # LLVM instructions Numba has no spelling for
     as_bits,
     copysign,
     exp2_scale32,
-    fdiv32,
+    fdiv,
     fma,
     from_bits,
     ldexp,
@@ -55,6 +57,19 @@ def recip(d: float) -> float:
     """1 / d to about 2^-46 relative for 2^-126 < |d| < 2^127: the float32 estimate and one Newton step."""
     r = recip_estimate(d)
     return fma(r, fma(-d, r, 1.0), r)
+
+
+RECIP_MAGIC = 0x7FDE623000000000
+"""1 / d ~ from_bits(RECIP_MAGIC - bits(d)) to 5.1% for normal d (the exponent negated, the mantissa's reciprocal
+approximated by a line); one Newton step makes it 0.26%."""
+
+
+@njit(inline="always")
+def recip_rough(d: float) -> float:
+    """1 / d to 0.26% (2^-8.6) for normal d > 0: a bit trick and one Newton step, three instructions. For corrections
+    that are already an ulp small."""
+    r = from_bits(RECIP_MAGIC - as_bits(d))
+    return r * fma(-d, r, 2.0)
 
 
 @njit(inline="always")
@@ -73,8 +88,8 @@ INV_LN2 = 1.4426950408889634
 LN2 = 0.6931471805599453
 LN2_HI43 = 0.6931471805598903  # ln2 as a multiple of 2^-43: k LN2_HI43 is exact for |k| <= 1077, and so is x - k LN2_HI43
 LN2_LO43 = 5.497923018708371e-14  # ln2 - LN2_HI43
-SHIFT = 6755399441055744.0  # 1.5 * 2^52: (y + SHIFT) - SHIFT rounds y to an integer, which sits in the low bits
-SHIFT_BITS = 0x4338000000000000  # as_bits(SHIFT)
+SHIFT = 6755399441056767.0  # 1.5 * 2^52 + 1023: (y + SHIFT) - SHIFT rounds y to an integer k, and y + SHIFT's low
+SHIFT_BITS = 0x43380000000003FF  # bits hold k + 1023 (as_bits(y + SHIFT) - SHIFT_BITS = k), so its bits << 52 are 2^k
 EXP_MAX = 710.0  # above ln(DBL_MAX) = 709.78: clamping here still overflows to inf
 EXP_MIN = -746.0  # below ln(2^-1075): clamping here still underflows to 0
 TWO_M64 = 5.421010862427522e-20  # 2^-64
@@ -88,40 +103,43 @@ relative to e^r)."""
 
 
 @njit(inline="always")
-def exp_reduce(x: float) -> tuple[float, float, float]:
-    """(u, d, shifted) with x = k ln2 + u + d, u exact, |u| <= 0.3466 and |d| < 2^-34 |k|, k = round(x / ln2) held
-    in ``shifted``'s low bits (:func:`shift_exponent`), for |x| <= 746 (nan passes).
+def expm1_parts(x: float) -> tuple[float, float, float]:
+    """(r, tail, shifted) with e^x = 2^k (1 + r + tail) to about 2^-60 relative, |r| <= 0.3466, |tail| <= |r| / 5,
+    and k = round(x / ln2) held in ``shifted``'s low bits (:func:`shift_exponent`, :func:`shift_pow2`), for |x| <= 746
+    (nan passes).
 
-    k comes from the 1.5 * 2^52 shift (no float-to-int conversion of a nan); x - k LN2_HI43 is exact, and the rest of
-    k ln2 is kept apart as d, so e^x = 2^k e^u (1 + d) to 2^-80: no rounding yet. No table: a vectorised loop reads
-    one with gathers, which are slow on some CPUs (they doubled the whole exp on an Ice Lake Xeon).
+    k comes from the shift trick (no float-to-int conversion of a nan); x - k LN2_HI43 is exact and r is it minus k
+    LN2_LO43, rounded, with the rounding error r_lo kept: e^(r + r_lo) - 1 - r = r^2 Q(r) + r_lo (1 + r), Q a
+    degree-10 polynomial. No table: a vectorised loop reads one with gathers, which are slow on some CPUs (they
+    doubled the whole exp on an Ice Lake Xeon).
     """
     shifted = fma(x, INV_LN2, SHIFT)
     kd = shifted - SHIFT
-    return fma(-kd, LN2_HI43, x), -kd * LN2_LO43, shifted
+    u = fma(-kd, LN2_HI43, x)  # exact
+    r = fma(-kd, LN2_LO43, u)
+    r_lo = fma(-kd, LN2_LO43, u - r)  # r's rounding error (u - r is exact, or rounds far below r_lo)
+    return r, fma(r * r, horner(r, EXP_Q), fma(r_lo, r, r_lo)), shifted
 
 
 @njit(inline="always")
 def shift_exponent(shifted: float) -> int:
-    """The integer k that :func:`exp_reduce` left in ``shifted``'s low bits."""
+    """The integer k that :func:`expm1_parts` left in ``shifted``'s low bits."""
     return as_bits(shifted) - SHIFT_BITS
 
 
 @njit(inline="always")
-def expm1_tail(u: float, d: float) -> float:
-    """e^u (1 + d) - 1 - u for |u| <= 0.3466 and |d| < 2^-34: p + d (1 + u + p) with p = u^2 Q(u) ~ e^u - 1 - u,
-    to 2^-60 relative to e^u (the degree-10 polynomial's error; the rest rounds far below it, and d^2 is < 2^-68)."""
-    p = (u * u) * horner(u, EXP_Q)
-    return fma(d, u + p, d) + p
+def shift_pow2(shifted: float) -> float:
+    """2^k for the k in ``shifted``'s low bits (-1022 <= k <= 1023): one shift of its bits."""
+    return from_bits(as_bits(shifted) << 52)
 
 
 @njit(inline="always")
 def exp_parts(x: float) -> tuple[float, float, int]:
-    """(hi, lo, k) with e^x = (hi + lo) 2^k to about 2^-60 relative, hi = 1 + u rounded in [0.65, 1.35] and |lo| <
-    0.08, for |x| <= 746: :func:`exp_reduce` and :func:`expm1_tail`, with 1 + u split exactly (|u| < 1)."""
-    u, d, shifted = exp_reduce(x)
-    hi = 1.0 + u
-    return hi, (u - (hi - 1.0)) + expm1_tail(u, d), shift_exponent(shifted)
+    """(hi, lo, k) with e^x = (hi + lo) 2^k to about 2^-60 relative, hi = 1 + r rounded in [0.65, 1.35] and |lo| <
+    0.08, for |x| <= 746: :func:`expm1_parts`, with 1 + r split exactly (|r| < 1)."""
+    r, tail, shifted = expm1_parts(x)
+    hi = 1.0 + r
+    return hi, (r - (hi - 1.0)) + tail, shift_exponent(shifted)
 
 
 @njit(inline="always")
@@ -183,8 +201,8 @@ def log(x: float) -> float:
     x = 2^k z by bit operations (subnormals scaled by 2^54 first), z in [sqrt(1/2), sqrt(2)), f = z - 1 exact, and
     log z = 2 atanh(s) with s = f / (2 + f): log z = f - f^2/2 + s (f^2/2 + s^2 P(s^2)) (fdlibm's identity; |s| <=
     0.172, P of degree 7). f^2/2's rounding error is kept and k ln2_hi + f is summed exactly, so the one sizeable
-    error is the final rounding. No table (see :func:`expm1_reduced`); the division is :func:`recip`'s estimate made
-    exact to the last bit by a Newton step.
+    error is the final rounding (s's own rounding weighs at most 0.1 ulp: it only enters through s (f^2/2 + R)). No
+    table (see :func:`expm1_parts`).
     """
     x = float(x)  # integer data (int64 compute) too
     subnormal = x < TINY
@@ -192,10 +210,7 @@ def log(x: float) -> float:
     tmp = as_bits(xs) - SQRT_HALF_BITS
     kd = float((tmp >> 52) - select(subnormal, 54, 0))
     f = from_bits(as_bits(xs) - ((tmp >> 52) << 52)) - 1.0  # exact (a negative's or nan's garbage bits pass)
-    d = 2.0 + f
-    inv = recip(d)
-    s0 = f * inv
-    s = fma(fma(-s0, d, f), inv, s0)  # f / d to the last bit or so
+    s = fdiv(f, 2.0 + f)  # one vdivpd: cheaper here than a float32 estimate and the Newton steps s needs after it
     z = s * s
     half_f = 0.5 * f
     hfsq = half_f * f
@@ -219,38 +234,33 @@ def two_sum(a: float, b: float) -> tuple[float, float]:
     return s, (a - (s - v)) + (b - v)
 
 
-SHIFT_POW2 = SHIFT + 1023.0  # shifting by this leaves k + 1023 in the low bits: shifted's bits << 52 are then 2^k
-
-
 @njit
 def tanh(x: float) -> float:
     """hyperbolic tangent: odd, +-1 at +-inf, nan for nan, -0 for -0.
 
-    tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k - 1) + 2^k u + 2^k c, c = :func:`expm1_tail` (k in [0, 58]; 2^k
-    - 1 and 2^k u exact): the first two terms are summed exactly (fast two-sum: |2^k - 1| > |2^k u|, or k = 0), so T
-    is a double-double good to about 2^-60 relative even for tiny |x| (k = 0: T = u + c); T + 2 likewise, and the
-    quotient is refined by one Newton step. One formula for tiny and large |x|.
+    tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k - 1) + 2^k v, v = r + tail of :func:`expm1_parts` kept as a
+    double-double (k in [0, 58]; 2^k - 1 exact, and |2^k - 1| >= |2^k v| or k = 0, so one fast two-sum adds them
+    exactly): T is good to about 2^-60 relative even for tiny |x| (k = 0: T = v). T + 2 likewise. The quotient is one
+    division, corrected by its residual times a rough 1 / (T + 2) (the residual is an ulp small). One formula for tiny
+    and large |x|.
     """
     x = float(x)
     a = abs(x)
     y = select(a + a > 40.0, 40.0, a + a)  # tanh(20) = 1 - 8.5e-18 rounds to 1; nan passes
-    shifted = fma(y, INV_LN2, SHIFT_POW2)
-    kd = shifted - SHIFT_POW2
-    u = fma(-kd, LN2_HI43, y)  # exact (exp_reduce's steps)
-    scale = from_bits(as_bits(shifted) << 52)  # 2^k
-    big = scale * u
-    c = scale * expm1_tail(u, -kd * LN2_LO43)
+    r, tail, shifted = expm1_parts(y)
+    scale = shift_pow2(shifted)
+    v = r + tail  # v + v_lo = e^y / 2^k - 1 (fast two-sum: |tail| <= |r| / 5)
+    v_lo = tail - (v - r)
     t_1 = scale - 1.0
-    t_hi = t_1 + big
-    t_mid = (big - (t_hi - t_1)) + c  # T = t_hi + t_mid, t_mid under t_hi / 5
-    s = t_hi + t_mid  # T = s + e
-    e = t_mid - (s - t_hi)
-    d_hi, d_err = two_sum(s, 2.0)  # T + 2 = d_hi + d_lo
-    d_lo = d_err + e
-    inv = recip(d_hi)
-    q0 = s * inv
-    residual = fma(-q0, d_lo, fma(-q0, d_hi, s) + e)  # T - q0 (T + 2)
-    return copysign(fma(residual, inv, q0), x)  # the sign bit, so tanh(-0) = -0
+    big = scale * v
+    s = t_1 + big  # T = s + e
+    e = fma(scale, v_lo, big - (s - t_1))
+    d_big, d_small = select(s > 2.0, s, 2.0), select(s > 2.0, 2.0, s)  # (a max and a min: nan goes on in s)
+    d_hi = d_big + d_small  # T + 2 = d_hi + d_lo (fast two-sum)
+    d_lo = (d_small - (d_hi - d_big)) + e
+    q0 = fdiv(s, d_hi)
+    residual = fma(-q0, d_lo, fma(-q0, d_hi, s) + e)  # T - q0 (T + 2), about an ulp of T
+    return copysign(fma(residual, recip_rough(d_hi), q0), x)  # the sign bit, so tanh(-0) = -0
 
 
 @njit
@@ -296,15 +306,14 @@ def exp32(x: float) -> float:
     x = float(x)
     xc = select(x > 90.0, 90.0, x)  # nan compares false and flows through as nan
     xc = select(xc < -110.0, -110.0, xc)
-    shifted = xc * INV_LN2 + SHIFT
-    k = as_bits(shifted) - SHIFT_BITS  # in [-159, 130]: 2^k is a normal float64
+    shifted = xc * INV_LN2 + SHIFT  # k in [-159, 130]: 2^k is a normal float64
     r = fma(-(shifted - SHIFT), LN2, xc)
     q = fma(EXP32_Q[0], r, EXP32_Q[1])
     q = fma(q, r, EXP32_Q[2])
     q = fma(q, r, EXP32_Q[3])
     q = fma(q, r, EXP32_Q[4])
     q = fma(q, r, EXP32_Q[5])
-    return (1.0 + fma(r * r, q, r)) * pow2(k)
+    return (1.0 + fma(r * r, q, r)) * shift_pow2(shifted)
 
 
 @njit
@@ -317,15 +326,14 @@ def tanh32(x: float) -> float:
     x = float(x)
     y = 2.0 * abs(x)
     y = select(y > 40.0, 40.0, y)  # tanh(20) rounds to 1 even in float64; nan passes
-    shifted = y * INV_LN2 + SHIFT
-    k = as_bits(shifted) - SHIFT_BITS  # in [0, 58]
+    shifted = y * INV_LN2 + SHIFT  # k in [0, 58]
     r = fma(-(shifted - SHIFT), LN2, y)
     q = fma(EXP32_Q[0], r, EXP32_Q[1])
     q = fma(q, r, EXP32_Q[2])
     q = fma(q, r, EXP32_Q[3])
     q = fma(q, r, EXP32_Q[4])
     q = fma(q, r, EXP32_Q[5])
-    scale = pow2(k)
+    scale = shift_pow2(shifted)
     big_t = fma(scale, fma(r * r, q, r), scale - 1.0)
     t = big_t * recip(big_t + 2.0)
     return select(as_bits(x) < 0, -t, t)
@@ -362,7 +370,7 @@ F_MINUS_HALF = np.float32(-0.5)
 
 @njit
 def exp_f32(x: float) -> float:
-    """e^x for float32 ``x`` in float32: :func:`exp_parts`' method (1 + r split exactly, the reduction's error kept)."""
+    """e^x for float32 ``x`` in float32: :func:`expm1_parts`' method (1 + r split exactly, the reduction's error kept)."""
     xc = select(x > F_EXP_MAX, F_EXP_MAX, x)  # nan passes
     xc = select(xc < F_EXP_MIN, F_EXP_MIN, xc)
     shifted = fma(xc, F_INV_LN2, F_SHIFT)
@@ -413,7 +421,7 @@ def tanh_f32(x: float) -> float:
     kd = shifted - F_SHIFT
     r = fma(-kd, F_LN2_LO, fma(-kd, F_LN2_HI, y))
     q = horner(r, F_Q)
-    large = F_ONE - fdiv32(F_TWO, exp2_scale32(F_ONE + fma(r * r, q, r), shifted) + F_ONE)
+    large = F_ONE - fdiv(F_TWO, exp2_scale32(F_ONE + fma(r * r, q, r), shifted) + F_ONE)
     t = select(a < F_ONE, small, large)  # nan takes the large branch and stays nan
     return copysign(t, x)
 
