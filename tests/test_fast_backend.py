@@ -969,10 +969,10 @@ def test_numpy_math_path_and_numba_kernel_agree_with_simple(op: str, dtype: type
             np.testing.assert_allclose(backend.to_numpy(inplace), expected, rtol=4 * np.finfo(dtype).eps, atol=0)
 
 
-@pytest.mark.parametrize("op", sorted(NUMPY_MATH))
+@pytest.mark.parametrize("op", sorted(set(NUMPY_MATH) - set(fast_numpy.KERNEL_BEATS_SIMD)))
 def test_numpy_math_long_calls_split_over_threads_and_blocks(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A long contiguous call runs in one piece per thread (and sigmoid in cache blocks): same values as one call
-    (on a CPU whose NumPy loops are SIMD, where long exp/log/tanh calls take them)."""
+    (on a CPU whose NumPy loops are SIMD, where long tanh calls take them; long exp and log calls take the kernel)."""
     monkeypatch.setattr(fast_module.numba, "get_num_threads", lambda: 3)
     monkeypatch.setattr(fast_numpy, "NUMPY_SIMD_MATH", True)
     monkeypatch.setattr(fast_module, "_map_plans", {})
@@ -991,12 +991,13 @@ def test_numpy_math_long_calls_split_over_threads_and_blocks(op: str, monkeypatc
 
 @pytest.mark.parametrize("simd", [True, False])
 @pytest.mark.parametrize("op", sorted(NUMPY_MATH))
-def test_long_math_calls_take_the_kernel_where_numpy_loops_are_scalar(op: str, simd: bool,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without AVX-512F (NumPy's float64 exp/log/tanh loops scalar there) calls of KERNEL_MATH_FROM elements or more
-    run the Numba kernel, bit for bit kernel_only's result; with it, and below that size, NumPy's loop, bit for bit
-    NumPy's. sigmoid takes NumPy's formula but for float32 from that size. The kernel's values are NumPy's within 2 ulps (float32: 1 ulp of
-    the correctly rounded value, where NumPy's float32 loops are 2-3 ulps off)."""
+def test_long_math_calls_take_the_kernel_where_it_is_faster(op: str, simd: bool,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls of KERNEL_MATH_FROM elements or more of exp and log run the Numba kernel, bit for bit kernel_only's
+    result, and so does tanh without AVX-512F (NumPy's float64 tanh loop is scalar there); with it, and below that
+    size, NumPy's loop, bit for bit NumPy's. sigmoid takes NumPy's formula but for float32 from that size. The
+    kernel's values are NumPy's within 2 ulps (float32: 1 ulp of the correctly rounded value, where NumPy's float32
+    loops are 2-3 ulps off)."""
     monkeypatch.setattr(fast_numpy, "NUMPY_SIMD_MATH", simd)
     monkeypatch.setattr(fast_module, "_map_plans", {})
     kernel_only = FastBackend(use_numpy_math=False)
@@ -1010,7 +1011,8 @@ def test_long_math_calls_take_the_kernel_where_numpy_loops_are_scalar(op: str, s
             kernel_only.map(op, kernel_only.from_numpy(x), kernel)
             numpy_values = np.empty_like(x)
             NUMPY_MATH[op](x, numpy_values)
-            takes_kernel = size >= fast_numpy.KERNEL_MATH_FROM and (dtype == np.float32 if op == "sigmoid" else not simd)
+            kernel_ops = ["exp", "log"] + ([] if simd else ["tanh"]) + (["sigmoid"] if dtype == np.float32 else [])
+            takes_kernel = size >= fast_numpy.KERNEL_MATH_FROM and op in kernel_ops
             want = fast.to_numpy(kernel) if takes_kernel else numpy_values
             np.testing.assert_array_equal(fast.to_numpy(got), want)
             np.testing.assert_allclose(fast.to_numpy(kernel), numpy_values, rtol=3 * np.finfo(dtype).eps, atol=0)

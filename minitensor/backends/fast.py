@@ -192,8 +192,8 @@ def split_factor(length: int, most: int = 64) -> int:
 
 class FastBackend(FusedKernels, HostBackend):
     """Parallel Numba kernels. Like dense matmuls (BLAS), float ``exp``, ``log``, ``tanh`` and ``sigmoid`` are
-    delegated to NumPy's vectorised loops (``NUMPY_MATH``; from KERNEL_MATH_FROM elements, exp, log and tanh where
-    NumPy's loops are not SIMD, and float32 sigmoid, run the kernels: :func:`math_route`), and small work with an exact NumPy twin runs it
+    delegated to NumPy's vectorised loops (``NUMPY_MATH``; from KERNEL_MATH_FROM elements, exp and log, tanh where
+    NumPy's loops are not SIMD, and float32 sigmoid run the kernels: :func:`math_route`), and small work with an exact NumPy twin runs it
     (:mod:`minitensor.backends.fast_numpy`); ``use_blas=False`` / ``use_numpy_math=False`` / ``use_numpy_twins=False``
     force the Numba kernels (tests, benchmarks)."""
 

@@ -305,23 +305,29 @@ NUMPY_MATH: dict[str, Callable[..., Any]] = {
 """Maps NumPy's SIMD loops do several times faster than a per-element ``math`` call (float in, same float out):
 ``fn(x, out)`` on NumPy views. Same results as the kernels within a few ulps, nan/inf where they have them."""
 KERNEL_MATH_FROM = TWIN_BELOW
-"""Elements from which exp, log and tanh run the Numba kernels (:mod:`minitensor.backends.fast_math`) instead of
-NumPy's loops on a CPU without AVX-512F: NumPy's float64 exp, log and tanh loops are scalar there (10^7 elements, one
-thread, this VM: exp 101 ms, the kernel 29; tanh 176 / 58; log 52 / 39; float32 exp 24 / 9.5, tanh 39 / 18), while
-with AVX-512F both run at memory speed (0.94-1.01). Smaller calls stay on NumPy's loops, which compile nothing."""
+"""Elements from which a long call may run the Numba kernel (:mod:`minitensor.backends.fast_math`) instead of NumPy's
+loop (:func:`math_route` says which ops). Smaller calls stay on NumPy's loops, which compile nothing."""
+KERNEL_BEATS_SIMD = ("exp", "log")
+"""Ops whose kernel outruns even NumPy's AVX-512 loops (10^7 elements, one thread, an Ice Lake Xeon, NumPy time /
+kernel time: exp 1.06-1.11, log 1.04-1.07, float32 exp 1.08-1.09, float32 log 1.03-1.04; two threads against NumPy's
+loop split over both: 1.0-1.5) and is more accurate (NumPy's float32 exp and log are 2-3 ulps off). tanh's kernel is
+not (0.86-0.95), so it takes NumPy's loop where that is SIMD."""
 NUMPY_SIMD_MATH = cpu_has("avx512f")
 """Whether NumPy's exp/log/tanh loops are SIMD on this CPU for both float dtypes (NumPy dispatches them on
-AVX-512F)."""
+AVX-512F). Without it they are scalar, and the kernels win by far (10^7 elements, one thread, Zen 3: exp 101 ms, the
+kernel 29; tanh 176 / 58; log 52 / 39; float32 exp 24 / 9.5, tanh 39 / 18)."""
 
 
 def math_route(op: str, size: int, dtype: np.dtype) -> Callable[..., Any] | None:
     """The NumPy loop ``map(op)`` takes for ``size`` elements of ``dtype`` (float, one shape in and out), or None for
-    the Numba kernel. float64 sigmoid always takes NumPy's formula: its kernel is too often 1 ulp off the correctly
-    rounded value where the gradient y (1 - y) cancels (x ~ 25); float32 sigmoid (computed in float64, rounded once)
-    takes the kernel from KERNEL_MATH_FROM on every CPU (10^7 elements, one thread: 34 ms against 80-107 for the
-    NumPy formula)."""
-    if size >= KERNEL_MATH_FROM and (dtype == F32 if op == "sigmoid" else not NUMPY_SIMD_MATH):
-        return None
+    the Numba kernel. From KERNEL_MATH_FROM elements: exp and log take the kernel (:data:`KERNEL_BEATS_SIMD`), tanh
+    too where NumPy's loops are not SIMD, float32 sigmoid (computed in float64, rounded once) everywhere (10^7
+    elements, one thread: 34 ms against 80-107 for the NumPy formula). float64 sigmoid always takes NumPy's formula:
+    its kernel is too often 1 ulp off the correctly rounded value where the gradient y (1 - y) cancels (x ~ 25)."""
+    if size >= KERNEL_MATH_FROM:
+        kernel = {"sigmoid": dtype == F32, "tanh": not NUMPY_SIMD_MATH}.get(op, op in KERNEL_BEATS_SIMD)
+        if kernel:
+            return None
     return NUMPY_MATH.get(op)
 
 
