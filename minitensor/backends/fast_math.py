@@ -59,19 +59,6 @@ def recip(d: float) -> float:
     return fma(r, fma(-d, r, 1.0), r)
 
 
-RECIP_MAGIC = 0x7FDE623000000000
-"""1 / d ~ from_bits(RECIP_MAGIC - bits(d)) to 5.1% for normal d (the exponent negated, the mantissa's reciprocal
-approximated by a line); one Newton step makes it 0.26%."""
-
-
-@njit(inline="always")
-def recip_rough(d: float) -> float:
-    """1 / d to 0.26% (2^-8.6) for normal d > 0: a bit trick and one Newton step, three instructions. For corrections
-    that are already an ulp small."""
-    r = from_bits(RECIP_MAGIC - as_bits(d))
-    return r * fma(-d, r, 2.0)
-
-
 @njit(inline="always")
 def horner(x: Any, c: tuple[Any, ...]) -> Any:
     """c[0] x^(n-1) + c[1] x^(n-2) + ... + c[n-1] by Horner's rule, one fused multiply-add per step (LLVM unrolls
@@ -240,9 +227,8 @@ def tanh(x: float) -> float:
 
     tanh|x| = T / (T + 2) with T = e^2|x| - 1 = (2^k - 1) + 2^k v, v = r + tail of :func:`expm1_parts` kept as a
     double-double (k in [0, 58]; 2^k - 1 exact, and |2^k - 1| >= |2^k v| or k = 0, so one fast two-sum adds them
-    exactly): T is good to about 2^-60 relative even for tiny |x| (k = 0: T = v). T + 2 likewise. The quotient is one
-    division, corrected by its residual times a rough 1 / (T + 2) (the residual is an ulp small). One formula for tiny
-    and large |x|.
+    exactly): T is good to about 2^-60 relative even for tiny |x| (k = 0: T = v). T + 2 likewise. The quotient is T
+    times 1 / (T + 2) (one division), corrected by its residual. One formula for tiny and large |x|.
     """
     x = float(x)
     a = abs(x)
@@ -258,9 +244,10 @@ def tanh(x: float) -> float:
     d_big, d_small = select(s > 2.0, s, 2.0), select(s > 2.0, 2.0, s)  # (a max and a min: nan goes on in s)
     d_hi = d_big + d_small  # T + 2 = d_hi + d_lo (fast two-sum)
     d_lo = (d_small - (d_hi - d_big)) + e
-    q0 = fdiv(s, d_hi)
+    inv = fdiv(1.0, d_hi)
+    q0 = s * inv  # within an ulp or so
     residual = fma(-q0, d_lo, fma(-q0, d_hi, s) + e)  # T - q0 (T + 2), about an ulp of T
-    return copysign(fma(residual, recip_rough(d_hi), q0), x)  # the sign bit, so tanh(-0) = -0
+    return copysign(fma(residual, inv, q0), x)  # the sign bit, so tanh(-0) = -0
 
 
 @njit
