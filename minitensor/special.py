@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .operators import HALF_LOG_2PI, SQRT1_2
+from .operators import SQRT1_2
+from .operators_special import HALF_LOG_2PI
 from .tensor_arith import xlogy
 from .tensor_math import _float_input, digamma, erf, erfc, erfinv, exp2, expm1, lgamma, log1p, polygamma, sigmoid
 from .tensor_pointwise import logit

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from . import dtypes, operators
+from . import dtypes, operators_special
 from . import tensor_functions as F
 from .autodiff import Context, is_grad_enabled
 from .errors import DivisionByZeroError, DTypeError
@@ -155,7 +155,7 @@ class Erfc(_Unary):
 
 class Erfinv(_Unary):
     op = "erfinv"
-    derivative = staticmethod(lambda a, out: (out * out).exp() * operators.SQRT_PI_2)
+    derivative = staticmethod(lambda a, out: (out * out).exp() * operators_special.SQRT_PI_2)
 
 
 class Lgamma(_Unary):

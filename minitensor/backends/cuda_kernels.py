@@ -39,7 +39,7 @@ _DEVICE_OPS: dict[str, Any] = {}
 
 
 def device_op(fn: Callable[..., float]) -> Any:
-    """``fn`` from :mod:`minitensor.operators` as a CUDA device function (cached by name).
+    """``fn`` from the operator modules (``operators.JIT_MODULES``) as a CUDA device function (cached by name).
 
     Operators may call each other (``inv`` calls ``div``); a plain Python global cannot be called
     from device code, so the function is rebuilt with globals in which every operator it names is
@@ -49,8 +49,8 @@ def device_op(fn: Callable[..., float]) -> Any:
     if name not in _DEVICE_OPS:
         env = dict(fn.__globals__)
         for ref in fn.__code__.co_names:
-            value = getattr(operators, ref, None)
-            if isinstance(value, types.FunctionType) and value.__module__ == operators.__name__ and value is not fn:
+            value = env.get(ref)
+            if isinstance(value, types.FunctionType) and value.__module__ in operators.JIT_MODULES and value is not fn:
                 env[ref] = device_op(value)
         clone = types.FunctionType(fn.__code__, env, name, fn.__defaults__, fn.__closure__)
         clone.__doc__ = fn.__doc__

@@ -8,9 +8,9 @@ with the names filled in, import it, and let Numba cache the compiled kernels ne
 copied the same way, as family "extra" (and the fused row kernels of
 :mod:`minitensor.backends.fast_fused_kernels` as family "fused", the map/zip walkers of
 :mod:`minitensor.backends.fast_walk_kernels` as family "walk"). An op's element-wise loops are compiled as C functions
-per operand dtypes (:func:`c_function`), which the walkers call by address. The fingerprint hashes everything the compiled code
-depends on (templates, operators, :mod:`minitensor.backends.fast_math`, the index functions, Numba/NumPy/Python versions), so a change
-anywhere gets a fresh directory instead of stale machine code.
+per operand dtypes (:func:`c_function`), which the walkers call by address. The fingerprint hashes everything the
+compiled code depends on (templates, the operator modules, :mod:`minitensor.backends.fast_math`, the index functions,
+Numba/NumPy/Python versions), so a change anywhere gets a fresh directory instead of stale machine code.
 
 Nothing from the cache directory is trusted blindly: family, op and compute type are checked
 against fixed tables before they reach the source text or a file name; a module file whose text
@@ -55,7 +55,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from numba.core.runtime import rtsys
 
-from .. import operators, tensor_data
+from .. import operators, operators_special, tensor_data
 
 FAMILY_PLACEHOLDER: dict[str, str | None] = {
     "map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None, "fused": None, "walk": None,
@@ -102,7 +102,8 @@ def fingerprint() -> str:
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
     templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, WALK_TEMPLATE, MATH_SOURCE,
                                           INTRINSICS_SOURCE, ROWS_SOURCE)]
-    for part in (*templates, _read(operators), *index_math, numba.__version__, np.__version__, sys.version):
+    for part in (*templates, _read(operators), _read(operators_special), *index_math, numba.__version__, np.__version__,
+                 sys.version):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]
