@@ -8,6 +8,7 @@ the backends receive those names, never Python callables.
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,7 @@ JIT_MODULES = ("minitensor.operators_special", "minitensor.operators")
 """The modules whose functions the ``fast`` and ``cuda`` backends compile (``simple`` calls them as they are)."""
 
 EPS = 1e-6
+_builtin_abs = builtins.abs  # (``abs`` below is the operator; Numba compiles the builtin to fabs or integer abs)
 
 
 def mul(x: float, y: float) -> float:
@@ -155,8 +157,8 @@ def tanh(x: float) -> float:
 
 
 def abs(x: float) -> float:  # noqa: A001
-    """|x|"""
-    return x if x >= 0.0 else -x
+    """|x|: the sign bit cleared for floats, so abs(-0.0) is +0.0 (and abs(-nan) a nan without it), as PyTorch"""
+    return _builtin_abs(x)
 
 
 def inv(x: float) -> float:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import minitensor as mt
 from minitensor.backends import get_backend
 from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 
@@ -122,3 +123,16 @@ def test_max_min_of_signed_zeros_do_not_depend_on_order(name: str) -> None:
     a, b = np.array([-0.0, 0.0, -0.0, 0.0]), np.array([0.0, -0.0, -0.0, 0.0])
     assert np.signbit(run_zip(name, "max", a, b)).tolist() == [False, False, True, False]
     assert np.signbit(run_zip(name, "min", a, b)).tolist() == [True, True, True, False]
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_abs_clears_the_sign_bit_as_numpy_and_torch(name: str) -> None:
+    """abs is fabs for floats: abs(-0.0) is +0.0 and abs(-nan) a nan without the sign bit (NumPy's and PyTorch's
+    results, bit for bit); so copysign(-0.0, -1.0) is -0.0 (it negates |input|). The simple backend, the reference
+    the other tests compare with, once returned -0.0 for abs(-0.0) on every backend."""
+    x = np.array([-0.0, 0.0, -np.nan, np.nan, -np.inf, np.inf, -1.5, 2.0, -5e-324])
+    got, want = run_map(name, "abs", x), np.abs(x)
+    assert (got.view(np.int64) == want.view(np.int64)).all(), f"{got} vs {want}"
+    zeros = mt.tensor([-0.0, 0.0, -0.0, 0.0], backend=name)
+    signs = mt.copysign(zeros, mt.tensor([-1.0, -1.0, 1.0, 1.0], backend=name)).numpy()
+    assert np.signbit(signs).tolist() == [True, True, False, False]
