@@ -188,11 +188,13 @@ def sign(x: float) -> float:
 
 
 def pow(x: float, y: float) -> float:  # noqa: A001
-    """x ** y (nan for a negative base with a fractional exponent)"""
-    if x < 0.0 and y - y == 0.0 and y != math.floor(y):
+    """x ** y with C99's (and PyTorch's) special values: nan for a finite negative base with a fractional exponent,
+    +-inf for +-0 to a negative odd integer (+inf to other negatives), and Python's ** (C's pow) elsewhere"""
+    if x < 0.0 and x - x == 0.0 and y - y == 0.0 and y != math.floor(y):
         return math.nan
-    if x == 0.0 and y < 0.0:
-        return math.inf
+    if x == 0.0 and y < 0.0:  # Python raises
+        odd = y - y == 0.0 and y == math.floor(y) and 0.5 * y != math.floor(0.5 * y)
+        return math.copysign(math.inf, x) if odd else math.inf
     if x != 0.0 and x - x == 0.0 and y - y == 0.0 and y * math.log(abs(x)) > LOG_MAX_FLOAT:
         # Overflow: Python raises, IEEE gives inf (-inf for a negative base to an odd power).
         odd = y - 2.0 * math.floor(y / 2.0) == 1.0
@@ -285,35 +287,41 @@ def gelu_tanh(x: float) -> float:
     return 0.5 * x * (1.0 + math.tanh(GELU_TANH_C * (x + GELU_TANH_K * x * x * x)))
 
 
+def signed_zero(r: float, x: float) -> float:
+    """r, or a zero with x's sign where r is zero: IEEE rounding keeps the sign (floor(-0.0) and ceil(-0.5) are -0.0,
+    as in NumPy and PyTorch), where Python's math.floor and friends return the integer 0"""
+    return r if r != 0.0 else math.copysign(0.0, x)
+
+
 def floor(x: float) -> float:
-    """largest integer <= x (inf and nan unchanged)"""
+    """largest integer <= x (inf and nan unchanged; -0.0 stays -0.0)"""
     if not abs(x) < HUGE:
         return x
-    return float(math.floor(x))
+    return signed_zero(float(math.floor(x)), x)
 
 
 def ceil(x: float) -> float:
-    """smallest integer >= x (inf and nan unchanged)"""
+    """smallest integer >= x (inf and nan unchanged; -0.0 for -1 < x <= -0.0)"""
     if not abs(x) < HUGE:
         return x
-    return float(math.ceil(x))
+    return signed_zero(float(math.ceil(x)), x)
 
 
 def trunc(x: float) -> float:
-    """x rounded toward zero (inf and nan unchanged)"""
+    """x rounded toward zero (inf and nan unchanged; a zero keeps x's sign)"""
     if not abs(x) < HUGE:
         return x
-    return float(math.trunc(float(x)))  # float(): a float32 scalar (the CUDA simulator's) has no __trunc__
+    return signed_zero(float(math.trunc(float(x))), x)  # float(): a float32 scalar (the CUDA simulator's) has no __trunc__
 
 
 def round(x: float) -> float:  # noqa: A001
-    """x rounded to the nearest integer, ties to even (as torch.round)"""
+    """x rounded to the nearest integer, ties to even (as torch.round; a zero keeps x's sign)"""
     if not abs(x) < HUGE:
         return x
     r = float(math.floor(x + 0.5))
     if r - x == 0.5 and r - 2.0 * float(math.floor(r / 2.0)) != 0.0:
         r -= 1.0
-    return r
+    return signed_zero(r, x)
 
 
 def isnan(x: float) -> float:
@@ -349,10 +357,12 @@ def floordiv(x: float, y: float) -> float:
 
 
 def remainder(x: float, y: float) -> float:
-    """x - floor(x / y) * y like Python's % (sign of y; nan for y == 0)"""
+    """x - floor(x / y) * y like Python's % (sign of y; nan for y == 0), but a zero result has x's sign, as PyTorch's
+    (which adds y to C's fmod where their signs differ; Python's % gives a zero y's sign)"""
     if y == 0:
         return div(x - x, y - y)
-    return x % y
+    r = x % y
+    return r if r != 0 else x * 0
 
 
 def fmod(x: float, y: float) -> float:

@@ -112,8 +112,11 @@ class Remainder(_Modulo):
 
 
 def _fmod(a: Tensor, b: Tensor) -> Tensor:
-    """C's fmod as sign(a) * (|a| mod |b|): on non-negative operands Python's % is exact and equals fmod."""
+    """C's fmod: the ``fmod`` kernel op for floats (signed zeros as C's), sign(a) * (|a| mod |b|) for integers (on
+    non-negative operands Python's % is exact and equals fmod)."""
     dtype = dtypes.result_type(a, b)
+    if dtype.kind == "f":
+        return a._zip("fmod", b, dtype=dtype)
     return a._map("sign")._zip("mul", a._map("abs")._zip("remainder", b._map("abs"), dtype=dtype), dtype=dtype)
 
 
@@ -277,7 +280,11 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     input == 0 with other == 0 or inf, where both are 0."""
     x, y = _float_operands(input, other)
     log_y = F.Where.apply((x == 0) & ((y <= 0) | y.isinf()), y._lift(0.0), y.log())
-    return x * log_y
+    product = x * log_y
+    # +0.0 where input == 0 (PyTorch's exact zero; 0 * a negative log is -0.0), -0.0 elsewhere: adding -0.0 changes
+    # nothing, so the sum keeps every other value's bits and the gradient is the product's.
+    zero_sign = F.Where.apply((x == 0).detach(), product._lift(0.0), product._lift(-0.0))
+    return product + zero_sign
 
 
 class ArithMethods:
