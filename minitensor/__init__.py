@@ -29,6 +29,7 @@ from . import (
     tensor_shape,
     tensor_softmax,
     tensor_stats,
+    tensor_trig,
 )
 from .autodiff import Context, Function, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .backends import backend_names, default_backend_name, get_backend, set_default_backend
@@ -79,11 +80,12 @@ from .tensor_select import *  # noqa: F403
 from .tensor_shape import *  # noqa: F403
 from .tensor_softmax import *  # noqa: F403
 from .tensor_stats import *  # noqa: F403
+from .tensor_trig import *  # noqa: F403
 
 # The function forms again, each tensor-first one with PyTorch's TypeError for a non-tensor (function_forms.py).
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
                     tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_search, tensor_select,
-                    tensor_shape, tensor_softmax, tensor_stats, tensor_build,
+                    tensor_shape, tensor_softmax, tensor_stats, tensor_trig, tensor_build,
                     tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky))
 linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
 for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...

@@ -270,6 +270,63 @@ def erf(x: float) -> float:
     return math.erf(x)
 
 
+# --- inverse trigonometric and hyperbolic functions: nan outside the domain, inf at the poles (libm's) ---
+
+SINH_MAX = 710.5  # beyond ln(2 DBL_MAX) = 710.476: sinh and cosh overflow (Python's math raises there)
+
+
+def asin(x: float) -> float:
+    """arcsine in [-pi/2, pi/2]; nan outside [-1, 1]"""
+    if not -1.0 <= x <= 1.0:
+        return math.nan
+    return math.asin(x)
+
+
+def acos(x: float) -> float:
+    """arccosine in [0, pi]; nan outside [-1, 1]"""
+    if not -1.0 <= x <= 1.0:
+        return math.nan
+    return math.acos(x)
+
+
+def atan(x: float) -> float:
+    """arctangent in (-pi/2, pi/2) (+-pi/2 at +-inf)"""
+    return math.atan(x)
+
+
+def sinh(x: float) -> float:
+    """hyperbolic sine (+-inf on overflow)"""
+    if abs(x) > SINH_MAX:
+        return math.copysign(math.inf, x)
+    return math.sinh(x)
+
+
+def cosh(x: float) -> float:
+    """hyperbolic cosine (inf on overflow)"""
+    if abs(x) > SINH_MAX:
+        return math.inf
+    return math.cosh(x)
+
+
+def asinh(x: float) -> float:
+    """inverse hyperbolic sine"""
+    return math.asinh(x)
+
+
+def acosh(x: float) -> float:
+    """inverse hyperbolic cosine; nan below 1"""
+    if not x >= 1.0:
+        return math.nan
+    return math.acosh(x)
+
+
+def atanh(x: float) -> float:
+    """inverse hyperbolic tangent; +-inf at +-1, nan outside [-1, 1]"""
+    if not -1.0 < x < 1.0:
+        return math.copysign(math.inf, x) if abs(x) == 1.0 else math.nan
+    return math.atanh(x)
+
+
 
 SQRT1_2 = 0.7071067811865476  # 1 / sqrt(2)
 INV_SQRT_2PI = 0.3989422804014327  # 1 / sqrt(2 pi)
@@ -488,6 +545,14 @@ UNARY_OPS: dict[str, Callable[..., Any]] = {
     "cos": cos,
     "tan": tan,
     "erf": erf,
+    "asin": asin,
+    "acos": acos,
+    "atan": atan,
+    "sinh": sinh,
+    "cosh": cosh,
+    "asinh": asinh,
+    "acosh": acosh,
+    "atanh": atanh,
     "erfc": erfc,
     "erfinv": erfinv,
     "lgamma": lgamma,

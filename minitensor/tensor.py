@@ -42,6 +42,7 @@ from .tensor_select import SelectMethods
 from .tensor_shape import ShapeMethods
 from .tensor_softmax import SoftmaxMethods
 from .tensor_stats import StatsMethods
+from .tensor_trig import TrigMethods
 
 CONSTANT_CACHE_SIZE = 256
 _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
@@ -51,13 +52,14 @@ class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
     BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, BuildMethods,
-    IndexWriteMethods, ScatterMethods, MiscMethods,
+    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
     Methods are grouped by concept: autograd state and entry points (tensor_autograd.py), the ``new_*`` factories
     (tensor_factory.py), Python operators (tensor_operators.py), in-place writes (tensor_inplace.py), element-wise
-    math (tensor_math.py), arithmetic between tensors and its composites (tensor_arith.py), element-wise composites
+    math (tensor_math.py; inverse trigonometric and hyperbolic functions: tensor_trig.py), arithmetic between tensors
+    and its composites (tensor_arith.py), element-wise composites
     (frac, copysign, fmax, ...: tensor_pointwise.py), comparisons, logical and bitwise ops, selection and closeness
     (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired reductions (tensor_stats.py), softmax
     and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py), splitting, rotation, flat indexing and

@@ -172,3 +172,22 @@ def test_signed_zeros_and_edges_are_pytorchs(name: str) -> None:
         skip = overflows if op in ("fmod", "remainder") else None
         with np.errstate(all="ignore"):
             same(getattr(mt, op)(x, y).numpy(), getattr(torch, op)(tx, ty).numpy(), op, skip)
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_inverse_trig_and_hyperbolic_edges_are_pytorchs(name: str) -> None:
+    """asin acos atan sinh cosh asinh acosh atanh against PyTorch over the edge values and their domains' ends (+-1,
+    1, overflow past 710): nan, +-inf and signed zeros exactly, other values within 2 ulps (libm against PyTorch's
+    own); int64 input gives the default float dtype."""
+    torch = pytest.importorskip("torch")
+    values = np.concatenate([EDGE, [0.99, -0.99, 1.5, 710.0, 711.0, -711.0, 1e300, -1e300]])
+    x, tx = mt.tensor(values, backend=name), torch.tensor(values)
+    for op in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"):
+        got, want = getattr(mt, op)(x).numpy(), getattr(torch, op)(tx).numpy()
+        special = ~np.isfinite(want) | (want == 0)
+        assert (np.isnan(got) == np.isnan(want)).all(), f"{op}: nan at {values[np.isnan(got) != np.isnan(want)]}"
+        exact = special & ~np.isnan(want)
+        assert (got[exact].view(np.int64) == want[exact].view(np.int64)).all(), f"{op}: {values[exact]} -> {got[exact]}"
+        regular = ~special
+        np.testing.assert_allclose(got[regular], want[regular], rtol=2 * np.finfo(np.float64).eps, atol=0, err_msg=op)
+        assert getattr(mt, op)(mt.tensor([0, 1], backend=name)).dtype == mt.get_default_dtype()
