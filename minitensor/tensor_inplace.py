@@ -344,4 +344,37 @@ class InplaceMethods:
         return self.div_(other)
 
 
+UNARY_INPLACE = (
+    "abs", "absolute", "neg", "negative", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "square", "reciprocal", "sin", "cos", "tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan", "sinh", "cosh",
+    "asinh", "arcsinh", "acosh", "arccosh", "atanh", "arctanh", "tanh", "sigmoid", "relu", "erf", "erfc", "erfinv",
+    "lgamma", "digamma", "floor", "ceil", "trunc", "fix", "round", "sign", "frac", "deg2rad", "rad2deg", "sinc",
+    "logit", "nan_to_num", "clip", "logical_not", "bitwise_not",
+)
+"""Methods whose ``name_`` in-place form PyTorch has, taking the same arguments (``x.exp_()``, ``x.round_(decimals=1)``,
+``x.clip_(0, 1)``)."""
+BINARY_INPLACE = (
+    "atan2", "arctan2", "fmod", "remainder", "copysign", "hypot", "xlogy", "floor_divide", "float_power", "true_divide",
+    "multiply", "divide", "subtract", "lerp", "addcmul", "addcdiv", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
+)
+"""The same for functions of the tensor and others (``x.fmod_(2)``, ``x.lerp_(end, 0.5)``)."""
+
+
+def _inplace_form(name: str) -> Callable[..., Any]:
+    """``x.name_(*args)``: ``x.name(*args)`` written into x (``_inplace``: PyTorch's autograd rules, and a result
+    whose dtype x cannot hold raises DTypeError, as ``torch.tensor([1]).exp_()`` raises)."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _inplace(self, lambda x: getattr(x, name)(*args, **kwargs))
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"In-place ``{name}``: self = self.{name}(...), returning self."
+    return method
+
+
+for _name in UNARY_INPLACE + BINARY_INPLACE:
+    setattr(InplaceMethods, f"{_name}_", _inplace_form(_name))
+del _name
+
 __all__: list[str] = []

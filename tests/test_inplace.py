@@ -526,3 +526,53 @@ def test_view_made_under_no_grad_modified_with_grad_raises_like_torch() -> None:
         w = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
         with pytest.raises(error, match="no_grad mode"):
             v.mul_(w)
+
+
+# Extra arguments of the generated in-place forms where the function needs them, and the second operand's maker.
+INPLACE_ARGS: dict[str, tuple[Any, ...]] = {"clip": (-0.5, 0.5), "logit": (1e-3,)}
+INPLACE_KWARGS: dict[str, dict[str, Any]] = {"round": {"decimals": 1}, "nan_to_num": {"nan": 0.0}}
+INTEGER_INPLACE = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor"}
+SMOOTH_INPLACE = {"exp", "log", "sqrt", "sin", "asin", "atanh", "asinh", "sigmoid", "tanh", "erf", "lgamma", "atan2",
+                  "fmod", "hypot", "xlogy", "lerp", "addcmul", "copysign", "float_power"}
+
+
+def inplace_call(x: Any, lib: Any, fn: str, other: Any, suffix: str = "_") -> Any:
+    """x.fn_(...) with the arguments each form takes (other: a tensor of x's shape for the binary ones); with
+    ``suffix=""`` the out-of-place x.fn(...)."""
+    method = getattr(x, f"{fn}{suffix}")
+    if fn in mt.tensor_inplace.BINARY_INPLACE:
+        extra = {"lerp": (0.25,), "addcmul": (other,), "addcdiv": (other + 2,)}.get(fn, ())
+        return method(other, *extra)
+    return method(*INPLACE_ARGS.get(fn, ()), **INPLACE_KWARGS.get(fn, {}))
+
+
+@pytest.mark.parametrize("name", CPU_BACKENDS)
+@pytest.mark.parametrize("fn", mt.tensor_inplace.UNARY_INPLACE + mt.tensor_inplace.BINARY_INPLACE)
+def test_generated_inplace_forms_match_torch(name: str, fn: str) -> None:
+    """Every ``name_`` form of UNARY_INPLACE and BINARY_INPLACE: on a transposed view it writes PyTorch's values,
+    returns the tensor itself and its base sees the write; on a non-leaf under grad the gradient (smooth ones) is
+    PyTorch's out-of-place op's; an int64 tensor whose result would be float raises PyTorch's cast error."""
+    integer = fn in INTEGER_INPLACE
+    values = np.arange(1, 13).reshape(3, 4) if integer else np.linspace(0.15, 0.85, 12).reshape(3, 4) + (fn in ("acosh", "arccosh"))
+    others = np.arange(12, 0, -1).reshape(3, 4) if integer else np.linspace(0.9, 0.2, 12).reshape(3, 4)
+    dtype, tdtype = (mt.int64, torch.int64) if integer else (mt.float64, torch.float64)
+    base, tbase = mt.tensor(values, dtype=dtype, backend=name), torch.tensor(values, dtype=tdtype)
+    x, tx = base.t(), tbase.t()
+    out = inplace_call(x, mt, fn, mt.tensor(others.T, dtype=dtype, backend=name))
+    inplace_call(tx, torch, fn, torch.tensor(others.T, dtype=tdtype))
+    assert out is x
+    np.testing.assert_allclose(base.numpy(), tbase.numpy(), rtol=1e-12, atol=1e-12)
+    if fn in SMOOTH_INPLACE:
+        a, ta = mt.tensor(values, backend=name, requires_grad=True), torch.tensor(values, requires_grad=True)
+        h, th = a * 1.0, ta * 1.0
+        inplace_call(h, mt, fn, mt.tensor(others, backend=name))
+        th = inplace_call(th, torch, fn, torch.tensor(others), suffix="")  # (PyTorch lacks some in-place derivatives)
+        weights = np.arange(1.0, 13.0).reshape(3, 4)
+        (h * mt.tensor(weights, backend=name)).sum().backward()
+        (th * torch.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+    if fn in ("exp", "sqrt", "atan2", "asin"):
+        ints = mt.tensor([1, 2], backend=name)
+        with pytest.raises(DTypeError, match="result type Double can't be cast to the desired output type Long|"
+                                              "result type Float can't be cast to the desired output type Long"):
+            inplace_call(ints, mt, fn, mt.tensor([3, 4], backend=name))
