@@ -16,6 +16,7 @@ from . import (
     tensor_compare,
     tensor_index,
     tensor_index_write,
+    tensor_integrate,
     tensor_join,
     tensor_math,
     tensor_misc,
@@ -67,6 +68,7 @@ from .tensor_compare import *  # noqa: F403
 from .tensor_data import TensorData
 from .tensor_index import *  # noqa: F403
 from .tensor_index_write import *  # noqa: F403
+from .tensor_integrate import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
 from .tensor_misc import *  # noqa: F403
@@ -84,10 +86,11 @@ from .tensor_trig import *  # noqa: F403
 
 # The function forms again, each tensor-first one with PyTorch's TypeError for a non-tensor (function_forms.py).
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
-                    tensor_order, tensor_pointwise, tensor_products, tensor_reduce, tensor_search, tensor_select,
+                    tensor_order, tensor_pointwise, tensor_products, tensor_integrate, tensor_reduce, tensor_search, tensor_select,
                     tensor_shape, tensor_softmax, tensor_stats, tensor_trig, tensor_build,
                     tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky))
 linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
+linalg.matrix_power = _tensor_first(tensor_products.matrix_power, "linalg.matrix_power")  # type: ignore[attr-defined]
 for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...
     setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
 del _name, _fn

@@ -193,6 +193,69 @@ def linspace(
                   requires_grad=requires_grad)
 
 
+def logspace(
+    start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, backend: BackendLike = None,
+    device: BackendLike = None, requires_grad: bool = False,
+) -> Tensor:
+    """``steps`` values base ** e, the exponents e evenly spaced from ``start`` to ``end`` (both included), as
+    ``torch.logspace``: e = start + i * step in the first half, end - (steps - 1 - i) * step in the second, computed in
+    float64 and rounded to ``dtype`` (default: the default float dtype). Integer dtypes truncate start and end to
+    integers first and the powers after, as PyTorch; a negative base gives NaN for fractional exponents."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+        raise TypeError(f"logspace(): argument 'steps' (position 3) must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise ValueError(f"logspace() needs steps >= 0, got {steps}")
+    resolved = as_dtype(dtype)
+    if resolved.kind == "b":
+        raise DTypeError(f"logspace() is not implemented for bool (start={start}, end={end}, steps={steps})")
+    low, high = float(start), float(end)
+    if resolved.kind in "iu":
+        low, high = float(int(low)), float(int(high))
+    i = np.arange(int(steps), dtype=np.float64)
+    if steps == 1:
+        exponents = np.array([low])
+    else:
+        step = (high - low) / (steps - 1)
+        exponents = np.where(i < steps // 2, low + step * i, high - step * (steps - 1 - i))
+    with np.errstate(all="ignore"):  # 0 ** -1 is inf, (-2) ** 0.5 NaN, as in PyTorch
+        values = np.power(np.float64(base), exponents)
+        return tensor(values, dtype=resolved, backend=backend, device=device, requires_grad=requires_grad)
+
+
+def _triangle_indices(name: str, row: int, col: int, offset: int, dtype: Any, backend: BackendLike, device: BackendLike,
+                      lower: bool) -> Tensor:
+    """The 2 x N (row, column) indices of the lower (on or below diagonal ``offset``) or upper (on or above it)
+    triangle of a row x col matrix, row by row and left to right within a row."""
+    for arg, value in (("row", row), ("col", col), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(value).__name__}")
+    for arg, value in (("row", row), ("col", col)):
+        if value < 0:
+            raise ValueError(f"{name}(): {arg} must be non-negative, got {value}")
+    resolved = dtypes.int64 if dtype is None else as_dtype(dtype)
+    if resolved.kind not in "iu":
+        raise DTypeError(f"{name}() needs an integer dtype (int64 or int32), got {resolved}")
+    rows, cols = np.indices((int(row), int(col)))
+    inside = cols - rows <= offset if lower else cols - rows >= offset
+    return tensor(np.stack(np.nonzero(inside)).reshape(2, -1), dtype=resolved, backend=backend, device=device)
+
+
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = dtypes.int64, backend: BackendLike = None, device: BackendLike = None,
+) -> Tensor:
+    """The indices of the lower triangle of a ``row`` x ``col`` matrix, the entries (i, j) with j - i <= ``offset``,
+    as a 2 x N tensor (row indices, then column indices) in row-major order; int64 by default."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, backend, device, lower=True)
+
+
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = dtypes.int64, backend: BackendLike = None, device: BackendLike = None,
+) -> Tensor:
+    """The indices of the upper triangle of a ``row`` x ``col`` matrix, the entries (i, j) with j - i >= ``offset``,
+    as a 2 x N tensor (row indices, then column indices) in row-major order; int64 by default."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, backend, device, lower=False)
+
+
 def eye(
     n: int, m: int | None = None, *, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None,
     requires_grad: bool = False,
@@ -290,6 +353,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
-    "empty_like", "arange", "linspace", "eye", "manual_seed", "generator", "rand", "randn", "rand_like", "randn_like",
-    "randint", "randperm", "multinomial",
+    "empty_like", "arange", "linspace", "logspace", "tril_indices", "triu_indices", "eye", "manual_seed", "generator",
+    "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",
 ]

@@ -1,5 +1,5 @@
 """Covariance and building tensors from others (the ``BuildMethods`` mixin) and the matching ``mt.`` functions: cov,
-corrcoef, atleast_1d, atleast_2d, atleast_3d, dstack, column_stack, diag_embed, vander.
+corrcoef, atleast_1d, atleast_2d, atleast_3d, dstack, column_stack, diag_embed, diagflat, vander.
 
 Each is a composition of existing ops (reductions, matmul, views, ``cat``, ``where``, ``cumprod``), so gradients come
 from autodiff and every backend runs them. Names, signatures, defaults and result dtypes follow PyTorch.
@@ -16,7 +16,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .errors import DTypeError, ShapeError
 from .tensor_data import normalize_dim
-from .tensor_join import cat
+from .tensor_join import cat, diag
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -163,6 +163,14 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return out.movedim((-2, -1), (d1, d2))
 
 
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
+    """A square 2-D tensor with the flattened ``input`` (n elements, a 0-d input as one) on diagonal ``offset`` (above
+    the main one when > 0, below when < 0) and zeros elsewhere: shape (n + |offset|, n + |offset|), input's dtype."""
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError(f"diagflat(): argument 'offset' (position 2) must be int, not {type(offset).__name__}")
+    return diag(input.reshape(-1), int(offset))
+
+
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 - PyTorch's name
     """The Vandermonde matrix of 1-D ``x``: column j is x ** (N - 1 - j) (x ** j when ``increasing``); ``N`` columns
     (default len(x)); integer and bool inputs give int64."""
@@ -196,5 +204,8 @@ class BuildMethods:
     def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
         return diag_embed(self, offset, dim1, dim2)  # type: ignore[arg-type]
 
+    def diagflat(self, offset: int = 0) -> Tensor:
+        return diagflat(self, offset)  # type: ignore[arg-type]
 
-__all__ = ["cov", "corrcoef", "atleast_1d", "atleast_2d", "atleast_3d", "dstack", "column_stack", "diag_embed", "vander"]
+
+__all__ = ["cov", "corrcoef", "atleast_1d", "atleast_2d", "atleast_3d", "dstack", "column_stack", "diag_embed", "diagflat", "vander"]

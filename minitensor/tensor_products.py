@@ -1,6 +1,6 @@
 """Matrix and vector products (the ``ProductMethods`` mixin) and the matching ``mt.`` functions: trace, kron, cross,
-inner, addmm, addmv, baddbmm, block_diag, cartesian_prod, cdist, dist, chain_matmul (and ``mt.linalg.multi_dot``: the
-matrix-chain order, planned on the host).
+inner, addmm, addmv, addr, baddbmm, addbmm, block_diag, cartesian_prod, cdist, dist, chain_matmul, matrix_power (and
+``mt.linalg.multi_dot``: the matrix-chain order, planned on the host; ``mt.linalg.matrix_power``).
 
 Each is a composition of linalg.py's products (mm, mv, bmm, tensordot: the matmul kernel), broadcast element-wise
 ops, index_select, cat and the norms of tensor_reduce.py, so gradients come from autodiff and every backend runs
@@ -19,10 +19,12 @@ import numpy as np
 
 from . import dtypes
 from .errors import DTypeError, ShapeError
-from .linalg import _numeric, bmm, mm, mv, tensordot
+from .linalg import _numeric, bmm, mm, mv, outer, tensordot
+from .linalg_solve import linalg_inv
 from .tensor_arith import _integral_value
 from .tensor_broadcast import meshgrid
 from .tensor_build import _tensor_args
+from .tensor_compare import where
 from .tensor_data import normalize_dim, shape_broadcast
 from .tensor_index import index_select
 from .tensor_join import cat, stack
@@ -95,6 +97,16 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return tensordot(input, other, ([input.dims - 1], [other.dims - 1]))
 
 
+def _check_fits(name: str, input: Tensor, shape: tuple[int, ...]) -> None:  # noqa: A002
+    """ShapeError unless ``input`` broadcasts to the product's ``shape`` (without growing it)."""
+    try:
+        fits = shape_broadcast(input.shape, shape) == shape
+    except ShapeError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{name}(): input of shape {input.shape} cannot be broadcast to the product's shape {shape}")
+
+
 def _scaled_sum(name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any, factors: tuple[Tensor, ...]) -> Tensor:
     """beta * input + alpha * product, input broadcast to the product's shape (ignored, NaN too, when beta == 0)."""
     dtype = dtypes.result_type(input, *factors)
@@ -102,12 +114,7 @@ def _scaled_sum(name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any
         raise DTypeError(f"\"{name}\" not implemented for 'Bool' (shape {input.shape}); cast with .long() or .float() first")
     for value in (beta, alpha):
         _integral_value(name, value, dtype)
-    try:
-        fits = shape_broadcast(input.shape, product.shape) == product.shape
-    except ShapeError:
-        fits = False
-    if not fits:
-        raise ShapeError(f"{name}(): input of shape {input.shape} cannot be broadcast to the product's shape {product.shape}")
+    _check_fits(name, input, product.shape)
     out = product.cast(dtype) if alpha == 1 else product.cast(dtype) * alpha
     if beta == 0:
         return out
@@ -128,11 +135,48 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha, (mat, vec))
 
 
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * outer(vec1, vec2) for vectors (n,) and (m,); input broadcasts to (n, m). When all three
+    are bool the result is bool: (beta and input) or (alpha and vec1[i] and vec2[j]), as in PyTorch."""
+    _check_tensor("addr", "vec1", 2, vec1)
+    _check_tensor("addr", "vec2", 3, vec2)
+    for arg, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dims != 1:
+            raise ShapeError(f"addr: Expected 1-D argument {arg}, but got {v.dims}-D (shape {v.shape})")
+    product = outer(vec1, vec2)
+    if dtypes.result_type(input, vec1, vec2).kind != "b":
+        return _scaled_sum("addr", input, product, beta, alpha, (vec1, vec2))
+    for value in (beta, alpha):
+        _integral_value("addr", value, dtypes.int64)  # bool tensors take bool (or integral) beta and alpha
+    _check_fits("addr", input, product.shape)
+    return (product & bool(alpha)) | (input & bool(beta))
+
+
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """beta * input + alpha * bmm(batch1, batch2) for (b, n, k), (b, k, m); input broadcasts to (b, n, m)."""
     _check_tensor("baddbmm", "batch1", 2, batch1)
     _check_tensor("baddbmm", "batch2", 3, batch2)
     return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha, (batch1, batch2))
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """beta * input + alpha * sum_i batch1[i] @ batch2[i] for (b, n, k), (b, k, m); input broadcasts to (n, m). The
+    sum over i is folded into one (n, b*k) @ (b*k, m) product; b = 0 or k = 0 gives beta * input (broadcast)."""
+    _check_tensor("addbmm", "batch1", 2, batch1)
+    _check_tensor("addbmm", "batch2", 3, batch2)
+    _numeric("addbmm", batch1, batch2)
+    for arg, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.dims != 3:
+            raise ShapeError(f"addbmm: {arg} must be a 3D tensor, got a {t.dims}-D tensor of shape {t.shape}")
+    (b, n, k), (b2, k2, m) = batch1.shape, batch2.shape
+    if b != b2:
+        raise ShapeError(f"addbmm: batch1 and batch2 must have the same number of batches, got {b} and {b2} "
+                         f"(shapes {batch1.shape} and {batch2.shape})")
+    if k != k2:
+        raise ShapeError(f"addbmm: incompatible matrix sizes for bmm ({n}x{k} and {k2}x{m}; shapes {batch1.shape} and "
+                         f"{batch2.shape})")
+    product = mm(batch1.permute(1, 0, 2).reshape(n, b * k), batch2.reshape(b * k, m))
+    return _scaled_sum("addbmm", input, product, beta, alpha, (batch1, batch2))
 
 
 def block_diag(*tensors: Tensor) -> Tensor:
@@ -258,9 +302,48 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return items[0].clone() if len(items) == 1 else multi_dot(items)
 
 
+def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002
+    """input ** n for square matrices (..., m, m), batched over the leading dims (``torch.matrix_power`` and
+    ``torch.linalg.matrix_power``): n >= 2 by repeated squaring (about 2 log2(n) products), n = 1 a copy, n = 0 the
+    identity in input's dtype broadcast over the batch dims (gradient zero), n < 0 the (-n)-th power of
+    ``linalg.inv(input)`` (float tensors; LinAlgError for a singular matrix). Bool tensors only for n = 0 and 1."""
+    _check_tensor("matrix_power", "input", 1, input)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    n = int(n)
+    if input.dims < 2:
+        raise ShapeError(f"linalg.matrix_power: The input tensor A must have at least 2 dimensions, got shape {input.shape}")
+    size = input.shape[-1]
+    if input.shape[-2] != size:
+        raise ShapeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {input.shape[-2]} by "
+                         f"{size} matrices (shape {input.shape})")
+    if n == 0:  # input where a False condition picks the identity: connected to input, with a zero gradient
+        return where(input._lift(False, dtypes.bool_), input, input._lift(np.eye(size), input.dtype))
+    if n == 1:
+        return input.clone()
+    if n < 0:
+        if input.dtype.kind != "f":
+            raise DTypeError(f"linalg.matrix_power: n={n} < 0 needs the inverse, so a float tensor, got {input.dtype} "
+                             f"(shape {input.shape}); cast with .float() or .double() first")
+        base, n = linalg_inv(input), -n
+    else:
+        _numeric("matrix_power", input)
+        base = input
+    result: Tensor | None = None
+    while True:  # n's bits from the lowest: multiply in base ** (2 ** i) where bit i is set
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if not n:
+            break
+        base = base @ base
+    assert result is not None
+    return result
+
+
 class ProductMethods:
-    """Matrix and vector products (methods of Tensor; block_diag, cartesian_prod and cdist are functions only, as in
-    PyTorch)."""
+    """Matrix and vector products (methods of Tensor; block_diag, cartesian_prod, cdist and chain_matmul are functions
+    only, as in PyTorch)."""
 
     trace = trace
     kron = kron
@@ -268,11 +351,14 @@ class ProductMethods:
     inner = inner
     addmm = addmm
     addmv = addmv
+    addr = addr
     baddbmm = baddbmm
+    addbmm = addbmm
     dist = dist
+    matrix_power = matrix_power
 
 
 __all__ = [
-    "trace", "kron", "cross", "inner", "addmm", "addmv", "baddbmm", "block_diag", "cartesian_prod", "cdist", "dist",
-    "chain_matmul",
+    "trace", "kron", "cross", "inner", "addmm", "addmv", "addr", "baddbmm", "addbmm", "block_diag", "cartesian_prod",
+    "cdist", "dist", "chain_matmul", "matrix_power",
 ]  # fmt: skip
