@@ -1,7 +1,7 @@
 """Arithmetic between tensors (the ``ArithMethods`` mixin) and the matching ``mt.`` functions: add, sub, mul,
 div, pow, maximum/minimum, floor_divide, remainder, fmod, atan2, and the composites lerp, addcmul, addcdiv,
-logaddexp, hypot, xlogy (built from the ops above, so their gradients come from autodiff). Comparisons, logical and bitwise ops, selection
-(where, clamp, nan_to_num) and closeness are in tensor_compare.py.
+logaddexp, logaddexp2, hypot, xlogy (built from the ops above, so their gradients come from autodiff). Comparisons,
+logical and bitwise ops, selection (where, clamp, nan_to_num) and closeness are in tensor_compare.py.
 
 Operands broadcast, and Python numbers are lifted with PyTorch's type promotion (``Tensor._operand``).
 Names, arguments, result dtypes and gradients (at ties, zeros and bounds too) follow PyTorch.
@@ -15,7 +15,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
 from .errors import DTypeError
-from .tensor_math import _check_divisor, _float_operands, _is_tensor, _operands, _pass
+from .tensor_math import LN2, _check_divisor, _float_operands, _is_tensor, _operands, _pass
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -265,6 +265,15 @@ def logaddexp(input: Any, other: Any) -> Tensor:  # noqa: A002
     return maximum(a, b) + (-gap).exp().log1p()
 
 
+def logaddexp2(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """log2(2^input + 2^other) as max + log1p(2^-|input - other|) / ln 2, as :func:`logaddexp` in base 2: no
+    overflow; equal infinities give themselves (their gradient is 1/2 each, where PyTorch's is nan). Integer and
+    bool tensors compute in the default float dtype."""
+    a, b = _float_operands(input, other)
+    gap = F.Where.apply(a == b, a._lift(0.0), (a - b).abs())  # inf == inf would give inf - inf = nan
+    return maximum(a, b) + (-gap).exp2().log1p() * (1.0 / LN2)
+
+
 def hypot(input: Any, other: Any) -> Tensor:  # noqa: A002
     """sqrt(input^2 + other^2) without overflow or underflow (scaled by the larger magnitude); inf if either is inf."""
     a, b = _float_operands(input, other)
@@ -305,6 +314,7 @@ class ArithMethods:
     addcmul = addcmul
     addcdiv = addcdiv
     logaddexp = logaddexp
+    logaddexp2 = logaddexp2
     hypot = hypot
     xlogy = xlogy
 
@@ -313,5 +323,6 @@ subtract, multiply, divide, true_divide, arctan2 = sub, mul, div, div, atan2
 
 __all__ = [
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "pow", "maximum", "minimum",
-    "floor_divide", "remainder", "fmod", "atan2", "arctan2", "lerp", "addcmul", "addcdiv", "logaddexp", "hypot", "xlogy",
+    "floor_divide", "remainder", "fmod", "atan2", "arctan2", "lerp", "addcmul", "addcdiv", "logaddexp", "logaddexp2", "hypot",
+    "xlogy",
 ]  # fmt: skip

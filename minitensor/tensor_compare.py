@@ -1,6 +1,6 @@
 """Comparisons and what builds on them (the ``CompareMethods`` mixin) and the matching ``mt.`` functions:
-comparisons, logical and bitwise ops, selection by a condition (where, clamp, nan_to_num) and closeness (isclose,
-allclose, equal).
+comparisons, logical and bitwise ops, selection by a condition (where, clamp, nan_to_num), closeness (isclose,
+allclose, equal), infinity tests (isposinf, isneginf) and membership (isin).
 
 Operands broadcast, and Python numbers are lifted with PyTorch's type promotion (``Tensor._operand``).
 Names, arguments, result dtypes and gradients (at ties, zeros and bounds too) follow PyTorch.
@@ -18,9 +18,14 @@ from . import tensor_functions as F
 from .autodiff import Context
 from .errors import DTypeError
 from .tensor_math import _integral, _is_tensor, _pass
+from .tensor_search import searchsorted
 
 if TYPE_CHECKING:
     from .tensor import Tensor
+
+ISIN_MATRIX_MAX = 1 << 12
+"""isin compares every element with every test element at once (one broadcast ``==``) while elements x
+test_elements is at most this many entries; larger inputs go through a sort and a binary search instead."""
 
 
 class Clamp(F.TensorFunction):
@@ -227,6 +232,60 @@ def equal(self: Tensor, other: Tensor) -> bool:
     return self.shape == other.shape and bool((self == other).all())
 
 
+# --- infinities and membership (bool results, no gradient) ---
+
+
+def _all_false(x: Tensor) -> Tensor:
+    """A new bool tensor of x's shape, all False."""
+    return x._view_of(x.backend.zeros(x.shape, dtypes.bool_))
+
+
+def isposinf(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
+    """True where x is +inf; all False for integer and bool tensors (they hold no infinities), as PyTorch."""
+    x = input.detach()
+    return x == math.inf if x.dtype.kind == "f" else _all_false(x)
+
+
+def isneginf(input: Tensor) -> Tensor:  # noqa: A002
+    """True where x is -inf; all False for integer and bool tensors, as PyTorch."""
+    x = input.detach()
+    return x == -math.inf if x.dtype.kind == "f" else _all_false(x)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` equals some element of ``test_elements`` (any shape; either, not both,
+    may be a Python number), compared in their promoted dtype (-0.0 equals 0.0; nan is never in); False there
+    instead with ``invert``. A bool tensor of elements' shape (0-d for a number), as ``torch.isin``; bool inputs
+    are a DTypeError, as in PyTorch. Small inputs compare all pairs; larger ones sort the m test elements and
+    binary-search them (``searchsorted``), O((n + m) log(n + m)) with no n x m matrix. ``assume_unique`` is only a
+    hint in PyTorch and is accepted and ignored."""
+    for name, value in (("elements", elements), ("test_elements", test_elements)):
+        if not _is_tensor(value) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"isin(): argument '{name}' must be a Tensor or a number, not {type(value).__name__}")
+    if not _is_tensor(elements) and not _is_tensor(test_elements):
+        raise TypeError(f"isin(): elements and test_elements cannot both be numbers (got {elements!r} and "
+                        f"{test_elements!r}); pass at least one Tensor")
+    e = elements if _is_tensor(elements) else test_elements._operand(elements)
+    t = test_elements if _is_tensor(test_elements) else e._operand(test_elements)
+    e._check_backend(t)
+    for name, value in (("elements", e), ("test_elements", t)):
+        if value.dtype.kind == "b":
+            raise DTypeError(f"isin() does not support bool tensors, got {name} of dtype bool (shape {value.shape}); "
+                             "compare with == or cast with .int() first")
+    dtype = dtypes.result_type(e, t)
+    e, t = e.detach().cast(dtype), t.detach().reshape(-1).cast(dtype)
+    n, m = e.numel(), t.numel()
+    if n == 0 or m == 0:
+        found = _all_false(e)
+    elif n * m <= ISIN_MATRIX_MAX:
+        found = (e.unsqueeze(-1) == t).any(-1)
+    else:
+        table = t.sort().values  # nan last
+        at = searchsorted(table, e).clamp(max=m - 1)  # the first entry >= e (left), or the last entry
+        found = F.Gather.apply(table, 0, at.reshape(n)).reshape(*e.shape) == e
+    return ~found if invert else found
+
+
 class CompareMethods:
     """Comparisons, logical and bitwise ops, selection and closeness (methods of Tensor)."""
 
@@ -252,6 +311,8 @@ class CompareMethods:
     isclose = isclose
     allclose = allclose
     equal = equal
+    isposinf = isposinf
+    isneginf = isneginf
 
 
 clip = clamp
@@ -261,4 +322,5 @@ __all__ = [
     "lt", "less", "gt", "greater", "le", "less_equal", "ge", "greater_equal", "eq", "ne", "not_equal",
     "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "where", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "isclose", "allclose", "equal",
+    "isposinf", "isneginf", "isin",
 ]  # fmt: skip

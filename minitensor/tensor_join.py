@@ -2,13 +2,15 @@
 
 ``cat`` and ``stack`` allocate the output once and copy each input into its slice with one ``map("id")``;
 the gradient of each input is its slice of the output's gradient. ``flip`` gathers along each flipped dim,
-``roll`` is a cat of two narrowed views, ``repeat``/``tile`` copy a stride-0 expansion, ``tril``/``triu``
+``roll`` is a cat of two narrowed views, ``repeat``/``tile`` and ``repeat_interleave`` (with one count) copy a
+stride-0 expansion, ``repeat_interleave`` with a count per slice selects with ``index_select``, ``tril``/``triu``
 select with the ``where`` kernel and ``diag`` writes into (or copies out of) a diagonal view. All return new
-tensors, as in PyTorch.
+tensors, as in PyTorch (``clone`` is ``Tensor.clone``'s function form).
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +20,9 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
 from .backends import Backend
-from .errors import ShapeError
+from .errors import DTypeError, ShapeError
 from .tensor_data import TensorData, normalize_dim
+from .tensor_math import _is_tensor
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -116,7 +119,17 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat([t.reshape(1, -1) if t.dims < 2 else t for t in _tensors(tensors, "vstack")], 0)
 
 
+row_stack = vstack
+"""``torch.row_stack``: another name of :func:`vstack`."""
+
+
 # --- copies ---
+
+
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """``input.clone()``: a contiguous copy with its own storage; gradients flow back to ``input`` (``torch.clone``;
+    ``memory_format`` is accepted and ignored, every copy is row-major)."""
+    return input.clone(memory_format=memory_format)
 
 
 def repeat(self: Tensor, *sizes: Any) -> Tensor:
@@ -128,6 +141,77 @@ def repeat(self: Tensor, *sizes: Any) -> Tensor:
     # (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), copied, then read as (r0 * s0, r1 * s1, ...).
     spread = self.reshape(*[v for s in shape for v in (1, s)]).expand(*[v for r, s in zip(reps, shape) for v in (r, s)])
     return F.Contiguous.apply(spread).view(*[r * s for r, s in zip(reps, shape)])
+
+
+def _counts(repeats: Tensor, name: str) -> np.ndarray:
+    """The repeat counts of an integer ``repeats`` tensor of at most one dim, read on the host (int64)."""
+    if repeats.dtype.kind not in "iu":
+        raise DTypeError(f"{name}: repeats must be an integer tensor, got {repeats.dtype} (shape {repeats.shape})")
+    if repeats.dims > 1:
+        raise ShapeError(f"{name}: repeats must be a 0-d or 1-D tensor, got shape {repeats.shape}")
+    counts = repeats.to_numpy().reshape(-1).astype(np.int64)
+    if counts.size and counts.min() < 0:
+        raise ShapeError(f"{name}: repeats must be non-negative, got {counts.min()} in {counts.tolist()[:8]}")
+    return counts
+
+
+def _check_output_size(output_size: int | None, total: int, dim: int, shape: tuple[int, ...]) -> None:
+    """repeat_interleave's ``output_size``, when given, must be the ``total`` size of the repeated dim."""
+    if output_size is not None and output_size != total:
+        raise ShapeError(f"repeat_interleave: output_size={output_size} does not match the {total} slices the repeats "
+                         f"give along dim {dim} of input {shape}")
+
+
+def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None, *,  # noqa: A002
+                      output_size: int | None = None) -> Tensor:
+    """Each slice of ``input`` along ``dim`` (each element of the flattened input when ``dim`` is None) repeated
+    in place: ``repeats`` times (an int, or a 0-d or one-element integer tensor), or repeats[i] times for slice i
+    (a 1-D integer tensor as long as that dim). out.shape[dim] = sum of the repeats, which ``output_size`` must equal
+    when given. The gradient of each input slice sums over its copies. ``repeat_interleave(r)`` alone (r a 1-D
+    integer tensor) is ``repeat_interleave(arange(len(r)), r)`` in r's dtype, as ``torch.repeat_interleave``.
+    Tensor repeats are read on the host (the output's size depends on them, as PyTorch syncs too)."""
+    name = "repeat_interleave"
+    if repeats is None:  # the one-argument form: input holds the repeats
+        if input.dims != 1:
+            raise ShapeError(f"{name}(repeats): repeats must be a 1-D tensor, got shape {input.shape}")
+        lengths = _counts(input, name)
+        _check_output_size(output_size, int(lengths.sum()), 0, input.shape)
+        return input._lift(np.repeat(np.arange(lengths.size), lengths), input.dtype)
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else normalize_dim(dim, input.dims)
+    n = x.shape[d]
+    counts: np.ndarray | None = None
+    count = 0
+    if _is_tensor(repeats):
+        x._check_backend(repeats)
+        counts = _counts(repeats, name)
+        if counts.size == 1:
+            count, counts = int(counts[0]), None
+        elif counts.size != n:
+            raise ShapeError(f"{name}: repeats must have one count per slice along dim {d} of input {input.shape} "
+                             f"({n}), got {counts.size} counts (repeats shape {repeats.shape})")
+    else:
+        if isinstance(repeats, bool):
+            raise TypeError(f"{name}(): repeats must be an int or an integer Tensor, not bool")
+        try:
+            count = operator.index(repeats)
+        except TypeError as error:
+            raise TypeError(f"{name}(): repeats must be an int or an integer Tensor, not {type(repeats).__name__}") from error
+        if count < 0:
+            raise ShapeError(f"{name}: repeats must be non-negative, got {count}")
+    total = n * count if counts is None else int(counts.sum())
+    _check_output_size(output_size, total, d, input.shape)
+    if counts is not None:
+        return x.index_select(d, x._lift(np.repeat(np.arange(n), counts), dtypes.int64))
+    shape = x.shape
+    spread = x.unsqueeze(d + 1).expand(*shape[: d + 1], count, *shape[d + 1 :])
+    return F.Contiguous.apply(spread).view(*shape[:d], total, *shape[d + 1 :])  # a copy even for count 1
+
+
+def _repeat_interleave_method(self: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """x.repeat_interleave(repeats, dim=None, *, output_size=None): see :func:`repeat_interleave` (repeats required,
+    as ``torch.Tensor.repeat_interleave``)"""
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
 
 
 def tile(self: Tensor, *dims: Any) -> Tensor:
@@ -263,6 +347,7 @@ class JoinMethods:
     """Joining and copying methods of Tensor."""
 
     repeat = repeat
+    repeat_interleave = _repeat_interleave_method
     tile = tile
     flip = flip
     fliplr = fliplr
@@ -275,4 +360,7 @@ class JoinMethods:
 
 concat = cat
 
-__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "tile", "flip", "fliplr", "flipud", "roll", "tril", "triu", "diag"]
+__all__ = [
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "clone", "repeat_interleave", "tile", "flip",
+    "fliplr", "flipud", "roll", "tril", "triu", "diag",
+]  # fmt: skip

@@ -410,7 +410,8 @@ def round(self: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
 
 
 def sign(self: Tensor) -> Tensor:
-    """-1, 0 or 1 in the input's dtype (bool stays bool; zero gradient)"""
+    """-1, 0 or 1 in the input's dtype (bool stays bool; zero gradient; 0 at nan, as in PyTorch). ``sgn`` is the same
+    function (PyTorch's sgn differs from sign only for complex tensors, which minitensor does not have)"""
     return Sign.apply(self) if self.dtype.kind == "f" else self._map("sign")
 
 
@@ -461,17 +462,17 @@ class MathMethods:
     ceil = ceil
     trunc = fix = trunc
     round = round
-    sign = sign
+    sign = sgn = sign
     isnan = isnan
     isinf = isinf
     isfinite = isfinite
 
 
-negative, absolute, fix = neg, abs, trunc
+negative, absolute, fix, sgn = neg, abs, trunc, sign
 
 __all__ = [
     "neg", "negative", "abs", "absolute", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
     "square", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "erf", "erfc", "erfinv",
     "lgamma", "digamma", "polygamma",
-    "floor", "ceil", "trunc", "fix", "round", "sign", "isnan", "isinf", "isfinite",
+    "floor", "ceil", "trunc", "fix", "round", "sign", "sgn", "isnan", "isinf", "isfinite",
 ]  # fmt: skip

@@ -1,10 +1,11 @@
 """Element-wise composites (the ``PointwiseMethods`` mixin) and the matching ``mt.`` functions: frac, sinc, deg2rad,
-rad2deg, copysign, signbit, heaviside, float_power, logit, positive, fmax, fmin, nextafter.
+rad2deg, copysign, signbit, heaviside, float_power, logit, positive, fmax, fmin, nextafter, ldexp.
 
 Each is built from the element-wise ops of tensor_math.py, tensor_arith.py and tensor_compare.py (where, comparisons,
 abs, sin, log, pow), so gradients come from autodiff and every backend runs them without new kernels. Names,
 signatures, result dtypes (float functions of integer or bool tensors give the default float dtype; ``float_power``
-always float64; ``signbit`` bool) and broadcasting follow PyTorch. ``signbit`` (so ``copysign``) and ``nextafter``
+always float64; ``signbit`` bool) and broadcasting follow PyTorch. ``ldexp`` builds its powers of two from their
+bit patterns, so integer exponents scale exactly. ``signbit`` (so ``copysign``) and ``nextafter``
 read a float's bits through ``view(dtype)``: the sign of -0.0 and of a NaN counts, as in PyTorch.
 """
 
@@ -186,6 +187,39 @@ def _nextafter_(self: Tensor, other: Tensor) -> Tensor:
     return _inplace(self, lambda x: nextafter(x, other))
 
 
+_EXPONENTS: dict[np.dtype, tuple[int, int, int]] = {dtypes.float32: (23, 127, 126), dtypes.float64: (52, 1023, 1022)}
+"""Per float dtype: mantissa bits, exponent bias, and -(the smallest normal exponent)."""
+
+
+def _power_of_two(k: Tensor, dtype: np.dtype) -> Tensor:
+    """2**k exactly, in ``dtype``, for integer k of that dtype's normal exponent range, from the bit pattern
+    (k + bias) << mantissa_bits read as ``dtype`` (``view``)."""
+    mantissa, bias, _ = _EXPONENTS[dtype]
+    return ((k.cast(_BITS[dtype]) + bias) * (1 << mantissa)).view(dtype)
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """input * 2**other, broadcast, in the promoted float dtype (integer or bool ``input`` with integer ``other``
+    gives the default float dtype; ``other`` must be a Tensor, as PyTorch). A float ``other``: input * exp2(other),
+    differentiable in both. An integer ``other`` scales exactly, as C's ldexp: the product of three exact powers of
+    two of the normal range (the remainder steps first, so intermediates stay exact), rounded once, so results in
+    the subnormal range and scalings past 2**±127 (float32) are right; exponents beyond any finite result are
+    clamped. The gradient to input is 2**other (PyTorch's is 0 for negative integer exponents)."""
+    if not _is_tensor(other):
+        raise TypeError(f"ldexp(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    input._check_backend(other)
+    dtype = dtypes.float_result(dtypes.result_type(input, other))
+    x = input.cast(dtype)
+    if other.dtype.kind == "f":
+        return x * other.cast(dtype).exp2()
+    _, bias, low = _EXPONENTS[dtype]
+    e = other.detach().cast(dtypes.int64).clamp(-3 * low, 3 * bias)  # 3 steps of the normal range span every result
+    last = e.clamp(-low, bias)
+    rest = e - last
+    middle = rest.clamp(-low, bias)
+    return x * _power_of_two(rest - middle, dtype) * _power_of_two(middle, dtype) * _power_of_two(last, dtype)
+
+
 class PointwiseMethods:
     """Element-wise composites (methods of Tensor)."""
 
@@ -203,9 +237,10 @@ class PointwiseMethods:
     fmin = fmin
     nextafter = nextafter
     nextafter_ = _nextafter_
+    ldexp = ldexp
 
 
 __all__ = [
     "frac", "sinc", "deg2rad", "rad2deg", "copysign", "signbit", "heaviside", "float_power", "logit", "positive",
-    "fmax", "fmin", "nextafter",
+    "fmax", "fmin", "nextafter", "ldexp",
 ]  # fmt: skip

@@ -1,7 +1,7 @@
 """Splitting, rotating, flat indexing and running extremes (the ``SelectMethods`` mixin) and the matching ``mt.``
-functions: tensor_split, rot90, take, cummax, cummin, logcumsumexp.
+functions: tensor_split, hsplit, vsplit, dsplit, rot90, ravel, take, cummax, cummin, logcumsumexp.
 
-Each is a composition of existing ops: views by ``narrow``, ``flip`` and ``transpose``, a gather on the flattened
+Each is a composition of existing ops: views by ``narrow``, ``flip``, ``transpose`` and ``reshape``, a gather on the flattened
 tensor, the backends' scan kernel for running maxima/minima and their indices (the values are then gathered, so the
 gradient reaches the chosen elements, as PyTorch's), and ``logaddexp`` in log2(n) doubling steps. Names, signatures,
 defaults and result dtypes follow PyTorch.
@@ -75,6 +75,67 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     return tuple(input.narrow(d, start, max(0, stop - start)) for start, stop in bounds)
 
 
+def _split_along(name: str, input: Tensor, indices_or_sections: Any, dim: int, min_dims: int) -> tuple[Tensor, ...]:  # noqa: A002
+    """hsplit/vsplit/dsplit: tensor_split along ``dim`` of a tensor of at least ``min_dims`` dims, with an int
+    (or a 0-d integer tensor) of sections that must divide the dim's size, or a list or tuple of split indices."""
+    if input.dims < min_dims:
+        raise ShapeError(f"{name} requires a tensor with at least {min_dims} dimension{'s' * (min_dims > 1)}, but got a "
+                         f"tensor with {input.dims} dimensions (shape {input.shape})")
+    spec = indices_or_sections
+    if isinstance(spec, (list, tuple)):
+        return tensor_split(input, list(spec), dim)
+    if _is_tensor(spec) and spec.dims == 0 and spec.dtype.kind in "iu":
+        spec = spec.item()
+    if isinstance(spec, bool) or _is_tensor(spec) or not hasattr(spec, "__index__"):
+        raise TypeError(f"{name}(): indices_or_sections must be an int or a list or tuple of ints, not {type(spec).__name__}")
+    sections = operator.index(spec)
+    if sections <= 0:
+        raise ShapeError(f"{name}: the number of sections must be larger than 0, got {sections} (shape {input.shape})")
+    n = input.shape[dim]
+    if n % sections:
+        raise ShapeError(f"{name} attempted to split along dimension {dim}, but the size of the dimension {n} (shape "
+                         f"{input.shape}) is not divisible by the split_size {sections}")
+    return tensor_split(input, sections, dim)
+
+
+def _sections(name: str, spec: tuple[Any, ...]) -> Any:
+    """The split argument of the methods ``x.hsplit(2)``, ``x.hsplit([1, 3])`` and ``x.hsplit(1, 3)`` (indices)."""
+    if not spec:
+        raise TypeError(f"{name}() missing its argument: sections (an int) or indices (ints, or a list or tuple of ints)")
+    return spec[0] if len(spec) == 1 else list(spec)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """tensor_split along dim 1 (dim 0 of a 1-D tensor): ``sections`` equal parts (an int that divides the dim's
+    size) or the parts between split ``indices`` (a list or tuple of ints), as ``torch.hsplit``; views."""
+    return _split_along("hsplit", input, indices_or_sections, 0 if input.dims == 1 else 1, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """tensor_split along dim 0 of a tensor of at least 2 dims, as :func:`hsplit` (``torch.vsplit``); views."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+    """tensor_split along dim 2 (depth) of a tensor of at least 3 dims, as :func:`hsplit` (``torch.dsplit``); views."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+def _hsplit_method(self: Tensor, *indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """x.hsplit(sections), x.hsplit(indices) or x.hsplit(*indices)"""
+    return hsplit(self, _sections("hsplit", indices_or_sections))
+
+
+def _vsplit_method(self: Tensor, *indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """x.vsplit(sections), x.vsplit(indices) or x.vsplit(*indices)"""
+    return vsplit(self, _sections("vsplit", indices_or_sections))
+
+
+def _dsplit_method(self: Tensor, *indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """x.dsplit(sections), x.dsplit(indices) or x.dsplit(*indices)"""
+    return dsplit(self, _sections("dsplit", indices_or_sections))
+
+
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  # noqa: A002
     """``input`` rotated by k * 90 degrees in the plane of ``dims``, from the first dim towards the second (a copy)."""
     dims = list(dims)
@@ -93,6 +154,12 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  #
     if turns == 3:
         return input.flip(d0).transpose(d0, d1)
     return input.clone()
+
+
+def ravel(input: Tensor) -> Tensor:  # noqa: A002
+    """The elements of ``input`` in row-major order as a 1-D tensor (a 0-d one gives 1 element): a view when the
+    strides allow it, else a contiguous copy, as ``reshape(-1)`` and ``torch.ravel``."""
+    return input.reshape(-1)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
@@ -165,11 +232,15 @@ class SelectMethods:
     """Splitting, rotation, flat indexing and running extremes (methods of Tensor)."""
 
     tensor_split = tensor_split
+    hsplit = _hsplit_method
+    vsplit = _vsplit_method
+    dsplit = _dsplit_method
     rot90 = rot90
+    ravel = ravel
     take = take
     cummax = cummax
     cummin = cummin
     logcumsumexp = logcumsumexp
 
 
-__all__ = ["tensor_split", "rot90", "take", "cummax", "cummin", "logcumsumexp"]
+__all__ = ["tensor_split", "hsplit", "vsplit", "dsplit", "rot90", "ravel", "take", "cummax", "cummin", "logcumsumexp"]
