@@ -13,8 +13,27 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-# The special functions live in their own module; the op tables below name them, and the backends compile every
-# function of both modules (JIT_MODULES).
+# The elementary functions with IEEE edges and the special functions live in their own modules; the op tables below
+# name them, and the backends compile every function of all three (JIT_MODULES).
+from .operators_elementary import (  # noqa: F401 - re-exported for the op tables and the backends
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    cos,
+    cosh,
+    erf,
+    exp2,
+    expm1,
+    log1p,
+    log2,
+    log10,
+    sin,
+    sinh,
+    tan,
+)
 from .operators_special import (  # noqa: F401 - re-exported for the op tables and the backends
     HUGE,
     LOG_MAX_FLOAT,
@@ -26,7 +45,7 @@ from .operators_special import (  # noqa: F401 - re-exported for the op tables a
     polygamma,
 )
 
-JIT_MODULES = ("minitensor.operators_special", "minitensor.operators")
+JIT_MODULES = ("minitensor.operators_elementary", "minitensor.operators_special", "minitensor.operators")
 """The modules whose functions the ``fast`` and ``cuda`` backends compile (``simple`` calls them as they are)."""
 
 EPS = 1e-6
@@ -178,6 +197,11 @@ def sqrt(x: float) -> float:
     return math.sqrt(x)
 
 
+def rsqrt(x: float) -> float:
+    """1 / sqrt(x)"""
+    return div(1.0, sqrt(x))
+
+
 def sign(x: float) -> float:
     """-1, 0 or 1"""
     if x > 0.0:
@@ -200,132 +224,6 @@ def pow(x: float, y: float) -> float:  # noqa: A001
         odd = y - 2.0 * math.floor(y / 2.0) == 1.0
         return -math.inf if x < 0.0 and odd else math.inf
     return x**y
-
-
-# --- more element-wise math: IEEE results (inf, nan) where Python's math module would raise ---
-
-def exp2(x: float) -> float:
-    """2^x, +inf on overflow"""
-    if x >= 1024.0:
-        return math.inf
-    return 2.0**x
-
-
-def expm1(x: float) -> float:
-    """e^x - 1, accurate near 0"""
-    if x > LOG_MAX_FLOAT:
-        return math.inf
-    return math.expm1(x)
-
-
-def log2(x: float) -> float:
-    """base-2 log; -inf at 0 and nan below 0"""
-    if x > 0.0:
-        return math.log2(x)
-    return -math.inf if x == 0.0 else math.nan
-
-
-def log10(x: float) -> float:
-    """base-10 log; -inf at 0 and nan below 0"""
-    if x > 0.0:
-        return math.log10(x)
-    return -math.inf if x == 0.0 else math.nan
-
-
-def log1p(x: float) -> float:
-    """log(1 + x), accurate near 0; -inf at -1 and nan below"""
-    if x > -1.0:
-        return math.log1p(x)
-    return -math.inf if x == -1.0 else math.nan
-
-
-def rsqrt(x: float) -> float:
-    """1 / sqrt(x)"""
-    return div(1.0, sqrt(x))
-
-
-def sin(x: float) -> float:
-    """sine (nan for inf and nan)"""
-    if x - x != 0.0:
-        return math.nan
-    return math.sin(x)
-
-
-def cos(x: float) -> float:
-    """cosine (nan for inf and nan)"""
-    if x - x != 0.0:
-        return math.nan
-    return math.cos(x)
-
-
-def tan(x: float) -> float:
-    """tangent (nan for inf and nan)"""
-    if x - x != 0.0:
-        return math.nan
-    return math.tan(x)
-
-
-def erf(x: float) -> float:
-    """the error function 2/sqrt(pi) * integral_0^x e^(-t^2) dt"""
-    return math.erf(x)
-
-
-# --- inverse trigonometric and hyperbolic functions: nan outside the domain, inf at the poles (libm's) ---
-
-SINH_MAX = 710.5  # beyond ln(2 DBL_MAX) = 710.476: sinh and cosh overflow (Python's math raises there)
-
-
-def asin(x: float) -> float:
-    """arcsine in [-pi/2, pi/2]; nan outside [-1, 1]"""
-    if not -1.0 <= x <= 1.0:
-        return math.nan
-    return math.asin(x)
-
-
-def acos(x: float) -> float:
-    """arccosine in [0, pi]; nan outside [-1, 1]"""
-    if not -1.0 <= x <= 1.0:
-        return math.nan
-    return math.acos(x)
-
-
-def atan(x: float) -> float:
-    """arctangent in (-pi/2, pi/2) (+-pi/2 at +-inf)"""
-    return math.atan(x)
-
-
-def sinh(x: float) -> float:
-    """hyperbolic sine (+-inf on overflow)"""
-    if abs(x) > SINH_MAX:
-        return math.copysign(math.inf, x)
-    return math.sinh(x)
-
-
-def cosh(x: float) -> float:
-    """hyperbolic cosine (inf on overflow)"""
-    if abs(x) > SINH_MAX:
-        return math.inf
-    return math.cosh(x)
-
-
-def asinh(x: float) -> float:
-    """inverse hyperbolic sine"""
-    return math.asinh(x)
-
-
-def acosh(x: float) -> float:
-    """inverse hyperbolic cosine; nan below 1"""
-    if not x >= 1.0:
-        return math.nan
-    return math.acosh(x)
-
-
-def atanh(x: float) -> float:
-    """inverse hyperbolic tangent; +-inf at +-1, nan outside [-1, 1]"""
-    if not -1.0 < x < 1.0:
-        return math.copysign(math.inf, x) if abs(x) == 1.0 else math.nan
-    return math.atanh(x)
-
 
 
 SQRT1_2 = 0.7071067811865476  # 1 / sqrt(2)

@@ -736,12 +736,12 @@ def test_other_bad_input(backend: str) -> None:
 
 
 def test_api_surface() -> None:
-    """Each element-wise function is also a Tensor method (where takes the condition first); the legacy 1e-2
-    ``is_close`` is gone."""
-    not_methods = {"where"}
+    """Each element-wise function is also a Tensor method (where takes the condition first; isin is a function only
+    in PyTorch too); the legacy 1e-2 ``is_close`` is gone."""
+    not_methods = {"where", "isin"}
     for name in tensor_math.__all__ + tensor_arith.__all__ + tensor_compare.__all__:
         assert callable(getattr(mt, name)), name
         if name not in not_methods:
             assert hasattr(mt.Tensor, name), name
     assert not hasattr(mt.Tensor, "is_close") and not hasattr(mt, "is_close")
-    assert hasattr(mt.Tensor, "where")
+    assert hasattr(mt.Tensor, "where") and not hasattr(mt.Tensor, "isin")

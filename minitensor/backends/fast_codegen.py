@@ -55,7 +55,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.errors import NumbaPerformanceWarning
 from numba.core.runtime import rtsys
 
-from .. import operators, operators_special, tensor_data
+from .. import operators, tensor_data
 
 FAMILY_PLACEHOLDER: dict[str, str | None] = {
     "map": "UNARY", "zip": "BINARY", "reduce": "REDUCE", "matmul": None, "extra": None, "fused": None, "walk": None,
@@ -102,8 +102,8 @@ def fingerprint() -> str:
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
     templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, WALK_TEMPLATE, MATH_SOURCE,
                                           INTRINSICS_SOURCE, ROWS_SOURCE)]
-    for part in (*templates, _read(operators), _read(operators_special), *index_math, numba.__version__, np.__version__,
-                 sys.version):
+    scalar_ops = [_read(importlib.import_module(name)) for name in operators.JIT_MODULES]
+    for part in (*templates, *scalar_ops, *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]

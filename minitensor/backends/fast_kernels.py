@@ -29,6 +29,7 @@ Calling conventions (all positions are storage offsets in elements, all index ar
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,6 @@ from numba import carray, njit, prange
 from numba.core.cpu_options import ParallelOptions
 
 from minitensor import operators as _operators
-from minitensor import operators_special as _operators_special
 from minitensor.backends import fast_math as _fast_math
 from minitensor.backends.fast_intrinsics import STREAM_BLOCK, store_fence, stream_copy
 from minitensor.tensor_data import index_to_position as _index_to_position
@@ -67,10 +67,10 @@ VECTOR_MATH = ("exp", "log", "tanh", "sigmoid", "exp_back", "tanh_back", "sigmoi
 
 
 def _jit_operators() -> dict:
-    """njit every scalar function of the operator modules (``operators.JIT_MODULES``: the operators and the special
-    functions they re-export), resolving their calls to each other in one namespace, with the :data:`VECTOR_MATH`
+    """njit every scalar function of the operator modules (``operators.JIT_MODULES``: the operators and the
+    elementary and special functions they re-export), resolving their calls to each other in one namespace, with the :data:`VECTOR_MATH`
     names bound to :mod:`minitensor.backends.fast_math` (so other operators calling them get those too)."""
-    namespace = {**vars(_operators_special), **vars(_operators)}
+    namespace = {name: value for module in _operators.JIT_MODULES for name, value in vars(import_module(module)).items()}
     for name, value in list(namespace.items()):
         if callable(value) and getattr(value, "__module__", None) in _operators.JIT_MODULES and hasattr(value, "__code__"):
             fn = type(value)(value.__code__, namespace, name, value.__defaults__)

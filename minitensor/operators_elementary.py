@@ -1,0 +1,131 @@
+"""Scalar elementary functions with IEEE results where Python's ``math`` raises: exp2, expm1, log2, log10, log1p,
+sin, cos, tan, erf, and the inverse trigonometric and hyperbolic functions (asin ... atanh).
+
+The same contract as :mod:`minitensor.operators` (which re-exports these and names them in its op tables): Python
+floats in and out, only ``math``, written so that Numba compiles them unchanged for the ``fast`` and ``cuda``
+backends, and IEEE results (inf, nan, signed zeros) where the ``simple`` backend's Python would raise.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .operators_special import LOG_MAX_FLOAT
+
+
+def exp2(x: float) -> float:
+    """2^x, +inf on overflow"""
+    if x >= 1024.0:
+        return math.inf
+    return 2.0**x
+
+
+def expm1(x: float) -> float:
+    """e^x - 1, accurate near 0"""
+    if x > LOG_MAX_FLOAT:
+        return math.inf
+    return math.expm1(x)
+
+
+def log2(x: float) -> float:
+    """base-2 log; -inf at 0 and nan below 0"""
+    if x > 0.0:
+        return math.log2(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
+def log10(x: float) -> float:
+    """base-10 log; -inf at 0 and nan below 0"""
+    if x > 0.0:
+        return math.log10(x)
+    return -math.inf if x == 0.0 else math.nan
+
+
+def log1p(x: float) -> float:
+    """log(1 + x), accurate near 0; -inf at -1 and nan below"""
+    if x > -1.0:
+        return math.log1p(x)
+    return -math.inf if x == -1.0 else math.nan
+
+
+def sin(x: float) -> float:
+    """sine (nan for inf and nan)"""
+    if x - x != 0.0:
+        return math.nan
+    return math.sin(x)
+
+
+def cos(x: float) -> float:
+    """cosine (nan for inf and nan)"""
+    if x - x != 0.0:
+        return math.nan
+    return math.cos(x)
+
+
+def tan(x: float) -> float:
+    """tangent (nan for inf and nan)"""
+    if x - x != 0.0:
+        return math.nan
+    return math.tan(x)
+
+
+def erf(x: float) -> float:
+    """the error function 2/sqrt(pi) * integral_0^x e^(-t^2) dt"""
+    return math.erf(x)
+
+
+# --- inverse trigonometric and hyperbolic functions: nan outside the domain, inf at the poles (libm's) ---
+
+SINH_MAX = 710.5  # beyond ln(2 DBL_MAX) = 710.476: sinh and cosh overflow (Python's math raises there)
+
+
+def asin(x: float) -> float:
+    """arcsine in [-pi/2, pi/2]; nan outside [-1, 1]"""
+    if not -1.0 <= x <= 1.0:
+        return math.nan
+    return math.asin(x)
+
+
+def acos(x: float) -> float:
+    """arccosine in [0, pi]; nan outside [-1, 1]"""
+    if not -1.0 <= x <= 1.0:
+        return math.nan
+    return math.acos(x)
+
+
+def atan(x: float) -> float:
+    """arctangent in (-pi/2, pi/2) (+-pi/2 at +-inf)"""
+    return math.atan(x)
+
+
+def sinh(x: float) -> float:
+    """hyperbolic sine (+-inf on overflow)"""
+    if abs(x) > SINH_MAX:
+        return math.copysign(math.inf, x)
+    return math.sinh(x)
+
+
+def cosh(x: float) -> float:
+    """hyperbolic cosine (inf on overflow)"""
+    if abs(x) > SINH_MAX:
+        return math.inf
+    return math.cosh(x)
+
+
+def asinh(x: float) -> float:
+    """inverse hyperbolic sine"""
+    return math.asinh(x)
+
+
+def acosh(x: float) -> float:
+    """inverse hyperbolic cosine; nan below 1"""
+    if not x >= 1.0:
+        return math.nan
+    return math.acosh(x)
+
+
+def atanh(x: float) -> float:
+    """inverse hyperbolic tangent; +-inf at +-1, nan outside [-1, 1]"""
+    if not -1.0 < x < 1.0:
+        return math.copysign(math.inf, x) if abs(x) == 1.0 else math.nan
+    return math.atanh(x)
