@@ -69,6 +69,14 @@ def horner(x: Any, c: tuple[Any, ...]) -> Any:
     return p
 
 
+@njit(inline="always")
+def two_sum(a: float, b: float) -> tuple[float, float]:
+    """(s, e) with s = a + b rounded and s + e = a + b exactly (Knuth's two-sum: any magnitudes)."""
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
 # --- exp ------------------------------------------------------------------------------------------
 
 INV_LN2 = 1.4426950408889634
@@ -161,9 +169,8 @@ def recip_one_plus_exp(y: float) -> float:
     k1 = k >> 1
     t = pow2(-k1) * pow2(k1 - k)  # 2^-k: a subnormal or 0 only where it no longer matters in t + e^y
     ts = pow2(-k1) * pow2(k1 - k + 64)  # t 2^64: the quotient is scaled up so its correction stays normal
-    s = t + e_hi  # two-sum: s + err = t + e_hi exactly
-    b = s - t
-    d_lo = ((t - (s - b)) + (e_hi - b)) + e_lo
+    s, err = two_sum(t, e_hi)
+    d_lo = err + e_lo
     inv = recip(s)  # to 2^-46: the Newton step below makes the quotient good to the last bit
     q = ts * inv
     residual = fma(-q, s, ts) - q * d_lo  # ts - q (s + d_lo)
@@ -213,14 +220,6 @@ def log(x: float) -> float:
 
 # --- tanh and sigmoid -----------------------------------------------------------------------------
 
-@njit(inline="always")
-def two_sum(a: float, b: float) -> tuple[float, float]:
-    """(s, e) with s = a + b rounded and s + e = a + b exactly (Knuth's two-sum: any magnitudes)."""
-    s = a + b
-    v = s - a
-    return s, (a - (s - v)) + (b - v)
-
-
 @njit
 def tanh(x: float) -> float:
     """hyperbolic tangent: odd, +-1 at +-inf, nan for nan, -0 for -0.
@@ -241,9 +240,8 @@ def tanh(x: float) -> float:
     big = scale * v
     s = t_1 + big  # T = s + e
     e = fma(scale, v_lo, big - (s - t_1))
-    d_big, d_small = select(s > 2.0, s, 2.0), select(s > 2.0, 2.0, s)  # (a max and a min: nan goes on in s)
-    d_hi = d_big + d_small  # T + 2 = d_hi + d_lo (fast two-sum)
-    d_lo = (d_small - (d_hi - d_big)) + e
+    d_hi, d_err = two_sum(s, 2.0)  # T + 2 = d_hi + d_lo
+    d_lo = d_err + e
     inv = fdiv(1.0, d_hi)
     q0 = s * inv  # within an ulp or so
     residual = fma(-q0, d_lo, fma(-q0, d_hi, s) + e)  # T - q0 (T + 2), about an ulp of T
