@@ -8,11 +8,14 @@ from .activation_modules import *
 from .attention import *
 from .container import *
 from .conv import *
+from .conv_transpose import *
 from .dropout import *
 from .linear import *
 from .loss import *
 from .losses import *
 from .norm import *
 from .pooling import *
+from .recurrent import *
+from .resample import *
 from .sparse import *
 from .transformer import *

@@ -28,7 +28,7 @@ from ..tensor_functions import TensorFunction
 from . import init
 from .common import bias_bound, check_sizes, factory, tensor_args
 
-__all__ = ["conv1d", "conv2d", "pad", "unfold", "Conv1d", "Conv2d"]
+__all__ = ["conv1d", "conv2d", "pad", "Conv1d", "Conv2d"]
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -138,45 +138,60 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 # --- im2col ---
 
 
+def _im2col(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+            blocks: tuple[int, int] | None = None) -> Tensor:
+    """Raw im2col (no history): the windows of a (B, C, H, W) tensor copied into a contiguous (B, OH, OW, C, KH, KW)
+    tensor; ``blocks`` = (OH, OW), default as many windows as fit."""
+    B, C, H, W = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    oh, ow = blocks or ((H - dh * (kh - 1) - 1) // sh + 1, (W - dw * (kw - 1) - 1) // sw + 1)
+    tB, tC, tH, tW = x._data.strides
+    window = TensorData(x._data.storage, (B, oh, ow, C, kh, kw), (tB, tH * sh, tW * sw, tC, tH * dh, tW * dw))
+    return x._view_of(window)._map("id")
+
+
+def _col2im(cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
+            dilation: tuple[int, int]) -> Tensor:
+    """Raw col2im (no history), the adjoint of :func:`_im2col`: a zero (B, C, H, W) tensor of ``shape`` with every
+    window of ``cols`` (B, OH, OW, C, KH, KW) added back where it came from (overlaps sum)."""
+    B, C, _, _ = shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    d = cols if cols._data.is_contiguous() else cols._map("id")
+    _, oh, ow = d.shape[:3]
+    grad = d._zeros(shape)
+    tB, tC, tH, tW = grad._data.strides
+    dd = d._data
+    for i in range(kh):
+        for j in range(kw):
+            # Positions (oh*sh + i*dh, ow*sw + j*dw): distinct for distinct (oh, ow): the view never overlaps itself.
+            start = i * dh * tH + j * dw * tW
+            target = TensorData(grad._data.storage[start:], (B, oh, ow, C), (tB, tH * sh, tW * sw, tC))
+            part = TensorData(dd.storage[i * dd.strides[4] + j * dd.strides[5] :], (B, oh, ow, C), dd.strides[:4])
+            d.backend.zip("add", target, part, target)
+    return grad
+
+
 class Unfold(TensorFunction):
     """Windows of a ``(B, C, H, W)`` tensor as a contiguous ``(B, OH, OW, C, KH, KW)`` tensor."""
 
     @staticmethod
     def forward(ctx: Context, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
                 dilation: tuple[int, int]) -> Tensor:
-        B, C, H, W = x.shape
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        oh, ow = (H - dh * (kh - 1) - 1) // sh + 1, (W - dw * (kw - 1) - 1) // sw + 1
-        tB, tC, tH, tW = x._data.strides
-        window = TensorData(x._data.storage, (B, oh, ow, C, kh, kw), (tB, tH * sh, tW * sw, tC, tH * dh, tW * dw))
         ctx.save_for_backward(x.shape, kernel, stride, dilation)
-        return x._view_of(window)._map("id")
+        return _im2col(x, kernel, stride, dilation)
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
-        shape, (kh, kw), (sh, sw), (dh, dw) = ctx.saved_values
-        B, C, _, _ = shape
-        d = d.contiguous()
-        _, oh, ow = d.shape[:3]
-        grad = d._zeros(shape)
-        tB, tC, tH, tW = grad._data.strides
-        dd = d._data
-        for i in range(kh):
-            for j in range(kw):
-                # Positions (oh*sh + i*dh, ow*sw + j*dw): distinct for distinct (oh, ow): the view never overlaps itself.
-                start = i * dh * tH + j * dw * tW
-                target = TensorData(grad._data.storage[start:], (B, oh, ow, C), (tB, tH * sh, tW * sw, tC))
-                part = TensorData(dd.storage[i * dd.strides[4] + j * dd.strides[5] :], (B, oh, ow, C), dd.strides[:4])
-                d.backend.zip("add", target, part, target)
-        return grad
+        shape, kernel, stride, dilation = ctx.saved_values
+        return _col2im(d, shape, kernel, stride, dilation)
 
 
 @tensor_args("x")
-def unfold(x: Tensor, kernel_size: Any, stride: Any = 1, dilation: Any = 1) -> Tensor:
+def windows(x: Tensor, kernel_size: Any, stride: Any = 1, dilation: Any = 1) -> Tensor:
     """All ``kernel_size`` windows of ``x`` (B, C, H, W) as a (B, OH, OW, C, KH, KW) tensor (differentiable),
     ``OH = (H - dilation*(KH-1) - 1) // stride + 1``."""
     if x.dims != 4:
-        raise ShapeError(f"unfold needs a 4-D (B, C, H, W) input, got shape {x.shape}")
+        raise ShapeError(f"windows needs a 4-D (B, C, H, W) input, got shape {x.shape}")
     kernel, step = _pair(kernel_size, "kernel_size", 1), _pair(stride, "stride", 1)
     dil = _pair(dilation, "dilation", 1)
     extent = tuple(d * (k - 1) + 1 for d, k in zip(dil, kernel))
@@ -230,7 +245,7 @@ def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None
         raise ShapeError(f"{name}: padded input size {padded[2 - nd:]} is smaller than the (dilated) kernel size "
                          f"{tuple(kernel[2 - nd:])} (input {input.shape}, weight {weight.shape})")
     x = pad(x, [v for pair in reversed(pairs) for v in pair])
-    cols = unfold(x, kernel, step, dil)  # (B, OH, OW, C, KH, KW), contiguous
+    cols = windows(x, kernel, step, dil)  # (B, OH, OW, C, KH, KW), contiguous
     B, oh, ow = cols.shape[:3]
     k = cg * kernel[0] * kernel[1]
     if groups == 1:

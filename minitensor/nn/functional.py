@@ -8,9 +8,11 @@ backend and supports autodiff. The functions live with their concept (activation
 from .activation import *
 from .attention import *
 from .conv import *
+from .conv_transpose import *
 from .dropout import *
 from .linear import *
 from .losses import *
 from .norm import *
 from .pooling import *
+from .resample import *
 from .sparse import *

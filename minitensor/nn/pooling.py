@@ -19,7 +19,7 @@ from ..module import Module
 from ..tensor import Tensor
 from ..tensor_join import stack
 from .common import tensor_args
-from .conv import _tuple, pad, unfold
+from .conv import _tuple, pad, windows
 
 __all__ = [
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -65,7 +65,7 @@ def _windows(name: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, p
     for size, k, s, p, d in zip(x.shape[2:], kernel, step, pads, dil):
         out = _out_size(name, size, k, s, p, d, ceil_mode)
         flat = [p, (out - 1) * s + d * (k - 1) + 1 - size - p, *flat]  # right pad makes exactly `out` windows fit
-    cols = unfold(pad(x, flat, value=fill), kernel, step, dil)
+    cols = windows(pad(x, flat, value=fill), kernel, step, dil)
     N, oh, ow, C = cols.shape[:4]
     return cols.view(N, oh, ow, C, kernel[0] * kernel[1]), unbatched, (kernel, step, pads, dil)
 
