@@ -14,15 +14,18 @@ from . import (
     tensor_broadcast,
     tensor_build,
     tensor_compare,
+    tensor_counting,
     tensor_index,
     tensor_index_write,
     tensor_integrate,
     tensor_join,
     tensor_math,
     tensor_misc,
+    tensor_numeric,
     tensor_order,
     tensor_pointwise,
     tensor_products,
+    tensor_random,
     tensor_reduce,
     tensor_scatter,
     tensor_search,
@@ -51,6 +54,7 @@ from .errors import (
     NonContiguousError,
     PermutationError,
     RaggedDataError,
+    RNGStateError,
     ShapeError,
 )
 from .function_forms import export as _export
@@ -59,12 +63,14 @@ from .linalg import *  # noqa: F403
 from .linalg_cholesky import *  # noqa: F403
 from .linalg_solve import *  # noqa: F403
 from .module import Module, Parameter
+from .random_state import Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state
 from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403
 from .tensor_broadcast import *  # noqa: F403
 from .tensor_build import *  # noqa: F403
 from .tensor_compare import *  # noqa: F403
+from .tensor_counting import *  # noqa: F403
 from .tensor_data import TensorData
 from .tensor_index import *  # noqa: F403
 from .tensor_index_write import *  # noqa: F403
@@ -72,9 +78,11 @@ from .tensor_integrate import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
 from .tensor_misc import *  # noqa: F403
+from .tensor_numeric import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
 from .tensor_pointwise import *  # noqa: F403
 from .tensor_products import *  # noqa: F403
+from .tensor_random import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
 from .tensor_scatter import *  # noqa: F403
 from .tensor_search import *  # noqa: F403
@@ -88,7 +96,8 @@ from .tensor_trig import *  # noqa: F403
 _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tensor_index, tensor_join, tensor_math,
                     tensor_order, tensor_pointwise, tensor_products, tensor_integrate, tensor_reduce, tensor_search, tensor_select,
                     tensor_shape, tensor_softmax, tensor_stats, tensor_trig, tensor_build,
-                    tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky))
+                    tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky, tensor_random,
+                    tensor_numeric, tensor_counting))
 linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
 linalg.matrix_power = _tensor_first(tensor_products.matrix_power, "linalg.matrix_power")  # type: ignore[attr-defined]
 for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...

@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, random_state
+from . import dtypes, tensor_random
 from .backends import Backend, get_backend
 from .dtypes import as_dtype
 from .errors import DTypeError, RaggedDataError, ShapeError
-from .random_state import generator, manual_seed
+from .random_state import generator, manual_seed, rng_for
 from .tensor import Tensor
 from .tensor_data import size_arg
+from .tensor_random import GeneratorLike
 
 BackendLike = str | Backend | None
 
@@ -274,46 +275,71 @@ def _random(array: np.ndarray, dtype: Any, backend: BackendLike, device: Backend
     return tensor(array, dtype=resolved, backend=backend, device=device, requires_grad=requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def rand(*size: Any, generator: GeneratorLike = None, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None,
+         requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _random(generator().random(size_arg(size)), dtype, backend, device, requires_grad)
+    return _random(rng_for(generator).random(size_arg(size)), dtype, backend, device, requires_grad)
 
 
-def randn(*size: Any, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def randn(*size: Any, generator: GeneratorLike = None, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None,
+          requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    return _random(generator().standard_normal(size_arg(size)), dtype, backend, device, requires_grad)
+    return _random(rng_for(generator).standard_normal(size_arg(size)), dtype, backend, device, requires_grad)
 
 
-def rand_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def rand_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False, *,
+              generator: GeneratorLike = None) -> Tensor:
     resolved, chosen = _like(t, dtype, backend)
-    return _random(generator().random(t.shape), resolved, chosen, None, requires_grad)
+    return _random(rng_for(generator).random(t.shape), resolved, chosen, None, requires_grad)
 
 
-def randn_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False) -> Tensor:
+def randn_like(t: Tensor, dtype: Any = None, backend: BackendLike = None, requires_grad: bool = False, *,
+               generator: GeneratorLike = None) -> Tensor:
     resolved, chosen = _like(t, dtype, backend)
-    return _random(generator().standard_normal(t.shape), resolved, chosen, None, requires_grad)
+    return _random(rng_for(generator).standard_normal(t.shape), resolved, chosen, None, requires_grad)
+
+
+def normal(
+    mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *, generator: GeneratorLike = None, dtype: Any = None,
+    backend: BackendLike = None, device: BackendLike = None, requires_grad: bool = False,
+) -> Tensor:
+    """Samples of N(mean, std**2): from a float tensor ``mean`` and/or ``std`` (broadcast together; the result has
+    ``mean``'s dtype, else ``std``'s, and their backend; its gradient to them is zero), or from two numbers with
+    ``size`` (then ``dtype``, ``backend``/``device`` and ``requires_grad`` apply). ``std`` must be >= 0."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        extra = [k for k, v in (("size", size), ("dtype", dtype), ("backend", backend), ("device", device)) if v is not None]
+        if extra or requires_grad:
+            raise TypeError(f"normal(): {', '.join(extra) or 'requires_grad'} goes with a float mean and std only")
+        return tensor_random.normal_from(mean, std, generator)
+    if size is None or not isinstance(size, (tuple, list)):
+        raise TypeError(f"normal(): with a float mean and std, size must be a tuple of ints, got {type(size).__name__}")
+    if not std >= 0:
+        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+    return _random(rng_for(generator).normal(float(mean), float(std), size_arg((size,))), dtype, backend, device, requires_grad)
 
 
 def randint(
-    low: int, high: int | None = None, size: Sequence[int] = (), *, dtype: Any = None, backend: BackendLike = None,
-    device: BackendLike = None,
+    low: int, high: int | None = None, size: Sequence[int] = (), *, generator: GeneratorLike = None, dtype: Any = None,
+    backend: BackendLike = None, device: BackendLike = None,
 ) -> Tensor:
     """Integers drawn uniformly from [low, high) (``randint(high, size)`` draws from [0, high)); int64 by default."""
     if high is None or (isinstance(high, (tuple, list))):
         low, high, size = 0, low, (high if high is not None else size)  # type: ignore[assignment]
     if high <= low:
         raise ValueError(f"randint() needs low < high, got [{low}, {high})")
-    array = generator().integers(low, high, size_arg((size,)))
+    array = rng_for(generator).integers(low, high, size_arg((size,)))
     return tensor(array, dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
 
 
-def randperm(n: int, *, dtype: Any = None, backend: BackendLike = None, device: BackendLike = None) -> Tensor:
+def randperm(n: int, *, generator: GeneratorLike = None, dtype: Any = None, backend: BackendLike = None,
+             device: BackendLike = None) -> Tensor:
     """A random permutation of 0..n-1 (int64 by default)."""
-    return tensor(generator().permutation(int(n)), dtype=dtypes.int64 if dtype is None else dtype, backend=backend, device=device)
+    return tensor(rng_for(generator).permutation(int(n)), dtype=dtypes.int64 if dtype is None else dtype, backend=backend,
+                  device=device)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: np.random.Generator | None = None) -> Tensor:
+                generator: GeneratorLike = None) -> Tensor:
     """Category indices drawn with probability proportional to the non-negative weights of ``input``'s last dim.
 
     ``input`` is 1-D (one distribution) or 2-D (one per row); the result is int64 of shape ``(num_samples,)`` or
@@ -337,7 +363,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     weights = np.atleast_2d(input.to_numpy().astype(np.float64))
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
         raise ValueError("multinomial(): probability tensor contains either inf, nan or element < 0")
-    rng = random_state.generator() if generator is None else generator
+    rng = rng_for(generator)
     samples = np.empty((weights.shape[0], num_samples), dtype=np.int64)
     for row, w in enumerate(weights):
         total = w.sum()
@@ -354,5 +380,5 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
     "empty_like", "arange", "linspace", "logspace", "tril_indices", "triu_indices", "eye", "manual_seed", "generator",
-    "rand", "randn", "rand_like", "randn_like", "randint", "randperm", "multinomial",
+    "rand", "randn", "rand_like", "randn_like", "normal", "randint", "randperm", "multinomial",
 ]

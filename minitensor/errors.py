@@ -62,3 +62,8 @@ class LinAlgError(MinitensorError, RuntimeError):
     """A matrix that a linear-algebra routine cannot handle: ``linalg.inv``/``solve`` of a singular matrix,
     ``linalg.cholesky`` of one that is not positive-definite (``torch.linalg.LinAlgError``; the message names the
     batch element and the failing diagonal element or leading minor, as PyTorch's does)."""
+
+
+class RNGStateError(MinitensorError, ValueError):
+    """A random-generator state that ``set_rng_state``/``Generator.set_state`` cannot restore: not one that
+    ``get_rng_state``/``Generator.get_state`` returned (wrong shape, format tag or contents)."""

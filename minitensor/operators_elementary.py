@@ -1,5 +1,5 @@
 """Scalar elementary functions with IEEE results where Python's ``math`` raises: exp2, expm1, log2, log10, log1p,
-sin, cos, tan, erf, and the inverse trigonometric and hyperbolic functions (asin ... atanh).
+sin, cos, tan, erf, and the inverse trigonometric and hyperbolic functions (asin ... atanh); and the integer gcd.
 
 The same contract as :mod:`minitensor.operators` (which re-exports these and names them in its op tables): Python
 floats in and out, only ``math``, written so that Numba compiles them unchanged for the ``fast`` and ``cuda``
@@ -129,3 +129,22 @@ def atanh(x: float) -> float:
     if not -1.0 < x < 1.0:
         return math.copysign(math.inf, x) if abs(x) == 1.0 else math.nan
     return math.atanh(x)
+
+
+# --- integers ---
+
+INT64_MIN = -9223372036854775807 - 1
+
+
+def gcd(x: int, y: int) -> int:
+    """the greatest common divisor of |x| and |y| (0 for gcd(0, 0)), by Euclid's algorithm on -|x| and -|y| (every
+    int64 negates to a non-positive one, and Python's % by a negative is non-positive: no overflow); the one result
+    int64 cannot hold, 2**63, comes back as -2**63, as torch's wraps. For integers; floats (which the tensor
+    functions never pass) run the same loop, nan where either is inf or nan."""
+    if x - x != x - x or y - y != y - y:  # never for integers
+        return (x - x) + (y - y)
+    a = -x if x > 0 else x
+    b = -y if y > 0 else y
+    while b != 0:
+        a, b = b, a % b
+    return a if a == INT64_MIN else -a

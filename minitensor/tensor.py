@@ -31,10 +31,12 @@ from .tensor_inplace import InplaceMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
 from .tensor_misc import MiscMethods
+from .tensor_numeric import NumericMethods
 from .tensor_operators import OperatorMethods
 from .tensor_order import OrderMethods
 from .tensor_pointwise import PointwiseMethods
 from .tensor_products import ProductMethods
+from .tensor_random import RandomMethods
 from .tensor_reduce import ReduceMethods
 from .tensor_scatter import ScatterMethods
 from .tensor_search import SearchMethods
@@ -52,7 +54,7 @@ class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
     BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, BuildMethods,
-    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods,
+    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -67,7 +69,8 @@ class Tensor(
     (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py), its composite products
     (trace, kron, addmm, ...: tensor_products.py), determinants and inverses (det, slogdet, logdet, inverse:
     linalg_solve.py) and the Cholesky factor and renorm (linalg_cholesky.py), reducing scatters and embedding copies
-    (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc (tensor_misc.py); this file holds the
+    (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc (tensor_misc.py), gcd, frexp, i0, mvlgamma
+    and the counting methods histogram, unique_consecutive, index_reduce (tensor_numeric.py); this file holds the
     core: properties, raw kernel calls, deep copy and conversion.
     """
 
@@ -100,6 +103,12 @@ class Tensor(
         if dim is None:
             return self._data.shape
         return self._data.shape[normalize_dim(dim, self.dims)]
+
+    def stride(self, dim: int | None = None) -> Any:
+        """The strides (in elements) as a tuple, or the stride of dim ``dim`` (as ``torch.Tensor.stride``)."""
+        if dim is None:
+            return self._data.strides
+        return self._data.strides[normalize_dim(dim, self.dims)]
 
     def numel(self) -> int:
         """Number of elements."""

@@ -43,6 +43,7 @@ _PLUMBING = (os.path.join(_PACKAGE, "tensor.py"), os.path.join(_PACKAGE, "backen
 VALIDATION_SITES = frozenset({
     ("nn/cross_entropy.py", "_class_target"), ("nn/losses.py", "one_hot"), ("nn/losses.py", "binary_cross_entropy"),
     ("nn/sparse.py", "_check_indices"), ("tensor_index.py", "_check_range"), ("tensor_math.py", "_check_divisor"),
+    ("tensor_random.py", "_check_probabilities"), ("tensor_random.py", "_check_std"),
 })
 """Library functions that read values back only to validate them (class-index and range checks): allowed while
 tracing; replays call them again before the kernels when they check the inputs (see :class:`~.plan.Plan`)."""
@@ -147,6 +148,10 @@ class _Generator:
 
     def __init__(self, real: np.random.Generator, trace: Trace):
         self._real, self._trace = real, trace
+
+    def recording(self) -> bool:
+        """Whether draws made now are recorded (random_state refuses, then, what a replay could not repeat)."""
+        return self._trace.recording()
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._real, name)
