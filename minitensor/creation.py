@@ -74,8 +74,8 @@ def tensor(
             array = np.asarray(data)
         except (TypeError, ValueError) as error:
             raise DTypeError(f"cannot make a tensor from {type(data).__name__} data: {error}") from error
-        if array.dtype == np.float64 and not _holds_float64_tensors(data):
-            array = array.astype(dtypes.get_default_dtype())
+        if dtype is None and array.dtype == np.float64 and not _holds_float64_tensors(data):
+            array = array.astype(dtypes.get_default_dtype())  # Python floats take the default dtype
     if array.dtype.kind not in "biuf":
         raise DTypeError(f"cannot make a tensor from data of NumPy dtype {array.dtype} ({type(data).__name__})")
     target = as_dtype(dtype) if dtype is not None else inferred_dtype(array)

@@ -36,6 +36,16 @@ def test_creation_and_properties(backend: str) -> None:
     assert mt.tensor(np.arange(4.0), backend=backend).dtype == np.float64
 
 
+def test_python_floats_convert_once_to_the_requested_dtype(backend: str) -> None:
+    """Python floats go straight to ``dtype`` (torch.tensor's rule): 0.1 and 1e308 are not rounded through float32."""
+    values = [0.1, 1e308, 5e-324, -2.5]
+    for data in (values, [values], 0.1):
+        got = mt.tensor(data, dtype=mt.float64, backend=backend).to_numpy()
+        np.testing.assert_array_equal(got, np.array(data, np.float64))
+    assert mt.tensor(values, backend=backend).dtype == np.float32  # no dtype: the default float dtype, as before
+    assert mt.tensor([1.7, -2.7], dtype=mt.int64, backend=backend).to_numpy().tolist() == [1, -2]
+
+
 def test_scalars_on_either_side(backend: str) -> None:
     t = mt.tensor([1.0, 2.0, 4.0], backend=backend)
     np.testing.assert_allclose((2.0 - t).to_numpy(), [1.0, 0.0, -2.0])
