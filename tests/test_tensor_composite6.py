@@ -348,7 +348,8 @@ REPEAT = [
     case(lambda L, x: (L.repeat_interleave(x, 2, 1), L.repeat_interleave(x.bool(), index(L, x, [1, 0, 2, 1]), dim=1)), INTS),
     case(lambda L, x: (L.repeat_interleave(index(L, x, [1, 2, 0, 3])), L.repeat_interleave(ints(L, x, [2, 1], "int32")),
                        L.repeat_interleave(index(L, x, [2, 0, 1])), L.repeat_interleave(index(L, x, [1, 2]), output_size=3),
-                       L.repeat_interleave(index(L, x, np.zeros(0)))), A),
+                       L.repeat_interleave(index(L, x, np.zeros(0))), L.repeat_interleave(repeats=index(L, x, [0, 2, 1])),
+                       L.repeat_interleave(repeats=index(L, x, [1, 2]), output_size=3)), A),
     case(lambda L, x: L.repeat_interleave(x, index(L, x, COUNTS), dim=1), RNG.normal(size=(3, 40, 2))),
 ]
 
