@@ -1,7 +1,8 @@
 """Transformer encoder blocks with torch's submodule names: ``nn.TransformerEncoderLayer``, ``nn.TransformerEncoder``.
 
 A state dict exported from the same PyTorch architecture loads by name (``self_attn.in_proj_weight``,
-``linear1.weight``, ``norm1.weight`` ...).
+``linear1.weight``, ``norm1.weight`` ...). :class:`TransformerLayerBase` holds what the encoder and decoder layers
+(``transformer_decoder.py``) share: the activation lookup, the feed-forward block and the residual/LayerNorm wiring.
 """
 
 from __future__ import annotations
@@ -25,7 +26,53 @@ __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
 _ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {"relu": relu, "gelu": gelu}
 
 
-class TransformerEncoderLayer(Module):
+def activation_fn(activation: str | Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """``"relu"``/``"gelu"`` as their functions; a callable as itself (ValueError for another string)."""
+    if isinstance(activation, str):
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation should be relu/gelu, not {activation}")
+        return _ACTIVATIONS[activation]
+    return activation
+
+
+class TransformerLayerBase(Module):
+    """The pieces a transformer layer with ``blocks`` residual sub-blocks shares, registered in torch's order after
+    the attention modules: ``linear1``, ``dropout``, ``linear2``, ``norm1..blocks``, ``dropout1..blocks``.
+    The last sub-block is the feed-forward one: ``ff(x) = dropout<blocks>(linear2(dropout(activation(linear1(x)))))``.
+    """
+
+    norm_first: bool
+
+    def _build_feed_forward(self, d_model: int, dim_feedforward: int, dropout: float,
+                            activation: str | Callable[[Tensor], Tensor], layer_norm_eps: float, norm_first: bool,
+                            bias: bool, blocks: int, kw: dict[str, Any]) -> None:
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        for i in range(1, blocks + 1):
+            self.register_module(f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, blocks + 1):
+            self.register_module(f"dropout{i}", Dropout(dropout))
+        self._ff_dropout = f"dropout{blocks}"
+        self.activation = activation_fn(activation)
+
+    def _residual(self, x: Tensor, norm: Module, block: Callable[[Tensor], Tensor]) -> Tensor:
+        """``x + block(norm(x))`` with ``norm_first``, else ``norm(x + block(x))``."""
+        return x + block(norm(x)) if self.norm_first else norm(x + block(x))
+
+    def _attend(self, attn: MultiheadAttention, x: Tensor, source: Tensor, mask: Tensor | None,
+                padding: Tensor | None, is_causal: bool, drop: Module) -> Tensor:
+        """``drop(attn(x, source, source))`` without the attention weights."""
+        out, _ = attn(x, source, source, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=is_causal)
+        return drop(out)  # type: ignore[no-any-return]
+
+    def _ff_block(self, x: Tensor) -> Tensor:
+        out = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return getattr(self, self._ff_dropout)(out)  # type: ignore[no-any-return]
+
+
+class TransformerEncoderLayer(TransformerLayerBase):
     """Self-attention then a feed-forward block, each with a residual connection and LayerNorm.
 
     Post-norm (default): ``x = norm1(x + sa(x)); x = norm2(x + ff(x))``; with ``norm_first``:
@@ -39,35 +86,15 @@ class TransformerEncoderLayer(Module):
         super().__init__()
         kw = factory(device, dtype, backend)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise ValueError(f"activation should be relu/gelu, not {activation}")
-            activation = _ACTIVATIONS[activation]
-        self.activation = activation
+        self._build_feed_forward(d_model, dim_feedforward, dropout, activation, layer_norm_eps, norm_first, bias, 2, kw)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None, src_key_padding_mask: Tensor | None = None,
                 is_causal: bool = False) -> Tensor:
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+        x = self._residual(src, self.norm1, lambda h: self._sa_block(h, src_mask, src_key_padding_mask, is_causal))
+        return self._residual(x, self.norm2, self._ff_block)
 
     def _sa_block(self, x: Tensor, mask: Tensor | None, padding: Tensor | None, is_causal: bool) -> Tensor:
-        out, _ = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding, need_weights=False, is_causal=is_causal)
-        return self.dropout1(out)
-
-    def _ff_block(self, x: Tensor) -> Tensor:
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self._attend(self.self_attn, x, x, mask, padding, is_causal, self.dropout1)
 
 
 class TransformerEncoder(Module):
