@@ -9,6 +9,7 @@ from .attention import *
 from .container import *
 from .conv import *
 from .conv_transpose import *
+from .distance import *
 from .dropout import *
 from .linear import *
 from .loss import *
@@ -19,3 +20,4 @@ from .recurrent import *
 from .resample import *
 from .sparse import *
 from .transformer import *
+from .transformer_decoder import *

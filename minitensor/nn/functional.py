@@ -9,6 +9,7 @@ from .activation import *
 from .attention import *
 from .conv import *
 from .conv_transpose import *
+from .distance import *
 from .dropout import *
 from .linear import *
 from .losses import *
