@@ -4,8 +4,6 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 """
 
 # ruff: noqa: F401 - this module re-exports the public API
-from typing import Any as _Any
-
 from . import (
     linalg,
     linalg_cholesky,
@@ -106,16 +104,6 @@ for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # 
     setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
 del _name, _fn
 linalg.LinAlgError = LinAlgError  # type: ignore[attr-defined]  # torch.linalg.LinAlgError
-_repeat_interleave = _tensor_first(tensor_join.repeat_interleave, "repeat_interleave")
-
-
-def repeat_interleave(input: Tensor | None = None, repeats: _Any = None, dim: _Any = None, *,  # type: ignore[no-redef]  # noqa: A002
-                      output_size: _Any = None) -> Tensor:
-    """``torch.repeat_interleave``, also in its one-argument form given by keyword: ``repeat_interleave(repeats=r)``."""
-    if input is None and isinstance(repeats, Tensor):
-        return _repeat_interleave(repeats, output_size=output_size)
-    return _repeat_interleave(input, repeats, dim, output_size=output_size)
-
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

@@ -21,14 +21,21 @@ from .tensor import Tensor
 TENSOR_FIRST = ("self", "input", "a")
 """First-parameter names of functions that take the tensor first."""
 
+KEYWORD_ONLY_FORMS = {"repeat_interleave": "repeats"}
+"""Functions whose one-argument form torch also takes by this keyword alone (``repeat_interleave(repeats=r)``)."""
+
 
 def tensor_first(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn`` with a TypeError unless its first or second argument (positional or by name) is a Tensor."""
     params = list(inspect.signature(fn).parameters)
     first, second = params[0], params[1] if len(params) > 1 else None
 
+    alias = KEYWORD_ONLY_FORMS.get(name)
+
     @functools.wraps(fn)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if alias and not args and first not in kwargs and isinstance(kwargs.get(alias), Tensor):
+            kwargs = {first: kwargs.pop(alias), **kwargs}  # the one-argument form given by its keyword
         lead = args[0] if args else kwargs.get(first)
         if not isinstance(lead, Tensor):
             other = args[1] if len(args) > 1 else kwargs.get(second) if second else None
