@@ -31,7 +31,7 @@ pytest.importorskip("numba.cuda")
 # --- minitensor.compile on cuda (simulator): pre-bound launches, fused element-wise kernels, no host round trips ---
 
 SIMULATED_SKIP = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") != "1"  # the counters wrap the simulator's classes
-STEPS = 4  # SGD with momentum and Adam trace twice (no state, then state), then replay
+STEPS = 3  # SGD with momentum and Adam trace twice (no state, then state), then replay (and one more counted replay)
 SHAPES = (6, 4, 3, 2)  # inputs, hidden, classes, batch: tiny (every simulated CUDA thread is a Python thread)
 
 

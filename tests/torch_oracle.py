@@ -76,10 +76,10 @@ def case(fn: Callable[..., Any], *arrays: np.ndarray, **options: Any) -> Case:
     return fn, arrays, options
 
 
-CUDA_EVERY = 2
+CUDA_EVERY = 3
 """On ``cuda`` :func:`run` checks every CUDA_EVERY-th case: the simulator runs each GPU thread in Python (a case costs
 seconds there), and the composites are the same compositions on every backend, so what cuda adds is its kernels,
-which the other half of the cases and the cuda kernel tests exercise."""
+which the other cases and the cuda kernel tests exercise."""
 
 
 def run(backend: str, cases: list[Case]) -> None:
