@@ -20,8 +20,10 @@ from .layout import coalesce, elementwise_layout
 
 THREADS_PER_BLOCK = 256
 """Threads per block for map, zip and fill (fewer for tiny tensors)."""
-SIMULATOR_THREADS = 8
-"""Most threads per element-wise block on Numba's simulator, where each is a Python thread (tests run faster)."""
+SIMULATOR_THREADS = 4
+"""Most threads per element-wise block on Numba's simulator, where each is a Python thread (the cuda tests of
+test_tensor_reduce and test_tensor_math: 64 s with 8, 44 s with 4; with two blocks the grid-stride loops still
+take several threads and blocks)."""
 SIMULATOR_BLOCKS = 2
 """Most blocks along grid dim x of an element-wise kernel or of a reduction's rows on the simulator, which starts a
 block's Python threads anew for each block: the grid-stride loops then give each thread more elements (a 64x64
