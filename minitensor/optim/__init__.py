@@ -5,10 +5,18 @@ parameters in place, and has ``state_dict``/``load_state_dict`` with PyTorch's s
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "ASGD",
+           "Rprop", "LBFGS", "lr_scheduler"]

@@ -395,4 +395,15 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
+from .lr_scheduler_extra import (  # noqa: E402 - they subclass LRScheduler
+    ChainedScheduler,
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    MultiplicativeLR,
+    PolynomialLR,
+)
 from .one_cycle import OneCycleLR  # noqa: E402 - it subclasses LRScheduler
+
+__all__ += ["ConstantLR", "MultiplicativeLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+            "ChainedScheduler"]

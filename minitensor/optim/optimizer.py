@@ -135,6 +135,18 @@ def step_value(state: dict[str, Any]) -> float:
     return step
 
 
+def host_number(t: Tensor) -> float:
+    """The value of a host scalar such as ``step`` (a :func:`step_tensor`), read from its NumPy storage rather than
+    through the backend, so a guard key may call it while ``minitensor.compile`` traces (no recorded read)."""
+    return float(t._data.storage[0])
+
+
+def set_host_number(t: Tensor, value: float) -> None:
+    """Overwrite a host scalar such as NAdam's ``mu_product`` in place (rounded to its dtype). In place, not rebound:
+    ``minitensor.compile`` restores rebound state tensors after a replay, so a rebound host value would go stale."""
+    t._data.storage[0] = value
+
+
 # --- argument checks ---
 
 
@@ -148,6 +160,14 @@ def check_number(name: str, value: Any, low: float | None = 0.0, high: float | N
         bad = bad or (value >= high if open_high else value > high)
     if bad:
         raise ValueError(f"Invalid {name}: {value}")
+
+
+def check_betas(betas: Any) -> None:
+    """ValueError unless ``betas`` is a pair of numbers in [0, 1) (``Invalid beta parameter at index i: <value>``)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
+    check_number("beta parameter at index 0", betas[0], 0.0, 1.0, open_high=True)
+    check_number("beta parameter at index 1", betas[1], 0.0, 1.0, open_high=True)
 
 
 class Optimizer:
@@ -320,6 +340,13 @@ class Optimizer:
 
     # --- serialization ---
 
+    _host_state: tuple[str, ...] = ()
+    """State entries besides ``step`` that are 0-d float32 host tensors (NAdam's ``mu_product``, ASGD's ``eta``)."""
+
+    def _load_state_entry(self, p: Tensor, index: int, name: str, value: Any) -> Any:
+        """One loaded state entry of parameter ``p`` (number ``index``): see :func:`_state_value`."""
+        return _state_value(p, index, name, value, host=name in self._host_state)
+
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {name: value}}, "param_groups": [{hyperparameters..., "params": [indices]}]}``.
 
@@ -367,7 +394,7 @@ class Optimizer:
             if index not in owner:
                 raise ValueError(f"optimizer state has an entry for parameter {index}, which no parameter group lists")
             p, group = owner[index]
-            loaded = {name: _state_value(p, index, name, value) for name, value in dict(entry).items()}
+            loaded = {name: self._load_state_entry(p, index, name, value) for name, value in dict(entry).items()}
             missing = [name for name in self._required_state(group) if name not in loaded]
             if loaded and missing:
                 raise ValueError(f"optimizer state of parameter {index} (shape {p.shape}) lacks {', '.join(missing)}")
@@ -378,13 +405,14 @@ class Optimizer:
         self.state = defaultdict(dict, new_state)
 
 
-def _state_value(p: Tensor, index: int, name: str, value: Any) -> Any:
-    """A loaded state entry for parameter ``p``: tensors checked and copied onto p's backend and dtype."""
-    if name == "step":
+def _state_value(p: Tensor, index: int, name: str, value: Any, host: bool = False) -> Any:
+    """A loaded state entry for parameter ``p``: ``step`` (and any ``host`` entry) as a 0-d float32 host tensor,
+    tensors checked and copied onto p's backend and dtype."""
+    if name == "step" or host:
         try:
             number = float(np.asarray(value.to_numpy() if isinstance(value, Tensor) else value).reshape(()))
         except (TypeError, ValueError):
-            raise ValueError(f"optimizer state 'step' of parameter {index} must be one number, got {value!r}") from None
+            raise ValueError(f"optimizer state {name!r} of parameter {index} must be one number, got {value!r}") from None
         return step_tensor(number)
     if not isinstance(value, (Tensor, np.ndarray)):
         return value
