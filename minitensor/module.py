@@ -292,7 +292,37 @@ class Module:
                 with no_grad():
                     param.grad.zero_()
 
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each ``forward`` (``hook(module, args, kwargs)`` with ``with_kwargs``);
+        a non-None result replaces the arguments (a non-tuple becomes ``(result,)``; with kwargs an ``(args,
+        kwargs)`` pair). ``prepend`` runs it before the hooks already registered. ``handle.remove()`` unregisters it."""
+        hooks = self.__dict__.setdefault("_forward_pre_hooks", {})
+        handle = RemovableHandle(hooks, self.__dict__.setdefault("_forward_pre_hooks_with_kwargs", set()))
+        hooks[handle.id] = hook
+        if with_kwargs:
+            handle.extra.add(handle.id)
+        if prepend:
+            rest = {key: value for key, value in hooks.items() if key != handle.id}
+            hooks.clear()
+            hooks.update({handle.id: hook, **rest})
+        return handle
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        hooks = self.__dict__.get("_forward_pre_hooks")
+        if hooks:
+            with_kwargs = self.__dict__["_forward_pre_hooks_with_kwargs"]
+            for key, hook in list(hooks.items()):
+                if key in with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), got {result!r}")
+                        args, kwargs = result
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
         return self.forward(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -314,6 +344,27 @@ class Module:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + "\n)"
+
+
+class RemovableHandle:
+    """What ``register_forward_pre_hook`` returns: ``remove()`` (or leaving a ``with`` block) unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict[int, Any], extra: set[int]) -> None:
+        self.hooks, self.extra = hooks, extra
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+        self.extra.discard(self.id)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
 
 
 def _backends_only(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:

@@ -4,6 +4,7 @@
 from ..module import Module, Parameter
 from . import functional, init, parallel, utils
 from .activation import *
+from .activation_extra import *
 from .activation_modules import *
 from .attention import *
 from .container import *
@@ -11,11 +12,17 @@ from .conv import *
 from .conv_transpose import *
 from .distance import *
 from .dropout import *
+from .dropout_extra import *
 from .linear import *
 from .loss import *
 from .losses import *
+from .losses_margin import *
+from .losses_multilabel import *
+from .losses_nll import *
 from .norm import *
+from .norm_instance import *
 from .pooling import *
+from .pooling_extra import *
 from .recurrent import *
 from .resample import *
 from .sparse import *

@@ -6,14 +6,21 @@ backend and supports autodiff. The functions live with their concept (activation
 
 # ruff: noqa: F401, F403 - this module re-exports
 from .activation import *
+from .activation_extra import *
 from .attention import *
 from .conv import *
 from .conv_transpose import *
 from .distance import *
 from .dropout import *
+from .dropout_extra import *
 from .linear import *
 from .losses import *
+from .losses_margin import *
+from .losses_multilabel import *
+from .losses_nll import *
 from .norm import *
+from .norm_instance import *
 from .pooling import *
+from .pooling_extra import *
 from .resample import *
 from .sparse import *
