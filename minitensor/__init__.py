@@ -7,7 +7,12 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 from . import (
     linalg,
     linalg_cholesky,
+    linalg_decomp,
+    linalg_extra,
+    linalg_lstsq,
+    linalg_norms,
     linalg_solve,
+    linalg_svd,
     operators,
     special,
     tensor_arith,
@@ -102,7 +107,12 @@ linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # to
 linalg.matrix_power = _tensor_first(tensor_products.matrix_power, "linalg.matrix_power")  # type: ignore[attr-defined]
 for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...
     setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
+for _name, _fn in {**linalg_norms.LINALG, **linalg_extra.LINALG, **linalg_decomp.LINALG, **linalg_svd.LINALG,
+                   **linalg_lstsq.LINALG}.items():  # torch.linalg.vector_norm, matrix_exp, qr, eigh, svd, lstsq, ...
+    setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
 del _name, _fn
+_export(globals(), (linalg_decomp, linalg_svd, linalg_lstsq))  # mt.qr, mt.svd, mt.pinverse
+matrix_exp = _tensor_first(linalg_extra.matrix_exp, "matrix_exp")  # torch.matrix_exp (its parameter is named A)
 linalg.LinAlgError = LinAlgError  # type: ignore[attr-defined]  # torch.linalg.LinAlgError
 
 float = float32  # noqa: A001 - PyTorch's aliases
@@ -113,3 +123,4 @@ int = int32  # noqa: A001
 from . import autograd, cuda, nn, optim  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402
 from .compiler.api import compile  # noqa: E402, A004 - torch.compile's name
+from .functional_aliases import *  # noqa: E402, F403 - the torch.* names of nn.functional ops and the rest (functional_aliases.py)

@@ -17,7 +17,9 @@ from .backends.base import is_host
 from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .linalg_cholesky import CholeskyMethods
+from .linalg_lstsq import DecompMethods
 from .linalg_solve import SolveMethods
+from .printing import array2string_options
 from .tensor_arith import ArithMethods
 from .tensor_autograd import AutogradMethods
 from .tensor_broadcast import BroadcastMethods
@@ -36,6 +38,7 @@ from .tensor_operators import OperatorMethods
 from .tensor_order import OrderMethods
 from .tensor_pointwise import PointwiseMethods
 from .tensor_products import ProductMethods
+from .tensor_put import PutMethods
 from .tensor_random import RandomMethods
 from .tensor_reduce import ReduceMethods
 from .tensor_scatter import ScatterMethods
@@ -53,8 +56,8 @@ _constants: dict[tuple[Any, np.dtype, Any, float], Tensor] = {}
 class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
-    BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, BuildMethods,
-    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods,
+    BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, DecompMethods, BuildMethods,
+    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods, PutMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -68,8 +71,9 @@ class Tensor(
     running extremes (tensor_select.py), indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids
     (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py), its composite products
     (trace, kron, addmm, ...: tensor_products.py), determinants and inverses (det, slogdet, logdet, inverse:
-    linalg_solve.py) and the Cholesky factor and renorm (linalg_cholesky.py), reducing scatters and embedding copies
-    (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc (tensor_misc.py), gcd, frexp, i0, mvlgamma
+    linalg_solve.py), the Cholesky factor and renorm (linalg_cholesky.py), qr, svd and pinverse (linalg_lstsq.py),
+    reducing scatters and embedding copies (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc
+    (tensor_misc.py), gcd, frexp, i0, mvlgamma
     and the counting methods histogram, unique_consecutive, index_reduce (tensor_numeric.py); this file holds the
     core: properties, raw kernel calls, deep copy and conversion.
     """
@@ -370,7 +374,7 @@ class Tensor(
         return self.cast(dtypes.bool_)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.to_numpy(), separator=", ", prefix="tensor(")
+        body = np.array2string(self.to_numpy(), separator=", ", prefix="tensor(", **array2string_options())
         grad = ", requires_grad=True" if self.requires_grad else ""
         return f"tensor({body}, backend={self.backend.name!r}, dtype={self.dtype.name}{grad})"
 
