@@ -232,21 +232,15 @@ class _NormBase(Module):
             init.zeros_(self.bias)
 
 
-class _BatchNorm(_NormBase):
-    """Batch norm over every dim but the channel dim (dim 1). Training normalizes with the batch statistics and, when
-    ``track_running_stats``, updates the running ones (``momentum=None``: cumulative average over
-    ``num_batches_tracked`` batches); eval uses the running statistics (the batch ones if not tracked)."""
+class _RunningStatsNorm(_NormBase):
+    """What batch and instance norm share: ``num_features`` channels, their affine parameters and, when
+    ``track_running_stats``, the ``running_mean``/``running_var``/``num_batches_tracked`` buffers (else None)."""
 
-    dims_allowed: tuple[int, ...] = ()
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *, bias: bool = True,
-                 backend: Any = None):
-        super().__init__()
+    def _build(self, num_features: int, eps: float, momentum: float | None, affine: bool, track_running_stats: bool,
+               kw: dict[str, Any], bias: bool) -> None:
         check_sizes(type(self).__name__, num_features=num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        kw = factory(device, dtype, backend)
         self._affine((num_features,), affine, bias, kw)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, **kw))
@@ -267,6 +261,20 @@ class _BatchNorm(_NormBase):
     def reset_parameters(self) -> None:
         self.reset_running_stats()
         super().reset_parameters()
+
+
+class _BatchNorm(_RunningStatsNorm):
+    """Batch norm over every dim but the channel dim (dim 1). Training normalizes with the batch statistics and, when
+    ``track_running_stats``, updates the running ones (``momentum=None``: cumulative average over
+    ``num_batches_tracked`` batches); eval uses the running statistics (the batch ones if not tracked)."""
+
+    dims_allowed: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *, bias: bool = True,
+                 backend: Any = None):
+        super().__init__()
+        self._build(num_features, eps, momentum, affine, track_running_stats, factory(device, dtype, backend), bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         if input.dims not in self.dims_allowed:

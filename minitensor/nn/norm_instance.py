@@ -9,13 +9,12 @@ import warnings
 from typing import Any
 
 from ..autodiff import no_grad
-from ..creation import tensor, zeros
 from ..errors import ShapeError
 from ..module import Module
 from ..tensor import Tensor
-from .common import check_sizes, factory, tensor_args
+from .common import factory, tensor_args
 from .conv import pad
-from .norm import _channel_view, _check_param, _NormBase
+from .norm import _channel_view, _check_param, _RunningStatsNorm
 
 __all__ = ["instance_norm", "local_response_norm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
 
@@ -82,7 +81,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 # --- Modules ---
 
 
-class _InstanceNorm(_NormBase):
+class _InstanceNorm(_RunningStatsNorm):
     """Instance norm of (N, C, *spatial) or unbatched (C, *spatial) input. Uses the input's statistics in training
     and, unless ``track_running_stats``, in eval too; tracked running stats are updated while training (momentum
     None counts as 0, as PyTorch) and normalize in eval. ``num_batches_tracked`` is kept but not counted."""
@@ -93,30 +92,7 @@ class _InstanceNorm(_NormBase):
                  track_running_stats: bool = False, device: Any = None, dtype: Any = None, *, bias: bool = True,
                  backend: Any = None):
         super().__init__()
-        check_sizes(type(self).__name__, num_features=num_features)
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        kw = factory(device, dtype, backend)
-        self._affine((num_features,), affine, bias, kw)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, **kw))
-            self.register_buffer("running_var", zeros(num_features, **kw))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype="int64", backend=kw["backend"]))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
-        self.reset_parameters()
-
-    def reset_running_stats(self) -> None:
-        """running_mean = 0, running_var = 1, num_batches_tracked = 0."""
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1.0)
-            self.num_batches_tracked.zero_()
-
-    def reset_parameters(self) -> None:
-        self.reset_running_stats()
-        super().reset_parameters()
+        self._build(num_features, eps, momentum, affine, track_running_stats, factory(device, dtype, backend), bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         name, unbatched = type(self).__name__, self.spatial + 1
