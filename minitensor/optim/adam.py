@@ -7,11 +7,9 @@ from typing import Any
 from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
+    adam_moments,
     addcdiv_,
-    addcmul_,
     check_number,
-    empty_like,
-    lerp_,
     lerp_scalars,
     map_,
     step_tensor,
@@ -83,17 +81,8 @@ class Adam(Optimizer):
             update(p._data, grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
                    *[scalars[name]._data for name in names], group["weight_decay"] != 0, abs(1 - beta1) < 0.5)
             return
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            if group["decoupled_weight_decay"]:
-                zip_("mul", p, scalars["decay"], out=p)
-            else:
-                g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g, scratch = adam_moments(p, grad, state, group, scalars)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        scratch = empty_like(exp_avg)  # one temporary for lerp, addcmul and addcdiv
-        lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5, scratch)
-        zip_("mul", exp_avg_sq, scalars["beta2"], out=exp_avg_sq)
-        addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None, scratch)
         second = exp_avg_sq
         if group["amsgrad"]:
             second = zip_("max", state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])

@@ -112,9 +112,10 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch), one function or one per group. The functions are not in the state dict
-    (callable objects' ``__dict__`` is)."""
+class LambdaScheduler(LRScheduler):
+    """A scheduler driven by one function of the epoch per param group (``lr_lambda``: one function, or a list with
+    one per group): LambdaLR and MultiplicativeLR. The functions are not in the state dict (callable objects'
+    ``__dict__`` is)."""
 
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1):
@@ -139,6 +140,10 @@ class LambdaLR(LRScheduler):
         for fn, saved in zip(self.lr_lambdas, lambdas):
             if saved is not None:
                 fn.__dict__.update(saved)
+
+
+class LambdaLR(LambdaScheduler):
+    """lr = initial_lr * lr_lambda(epoch), one function or one per group."""
 
     def get_lr(self) -> list[float]:
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]

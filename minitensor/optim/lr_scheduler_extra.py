@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.capture import host_step
-from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _lrs
+from .lr_scheduler import LambdaScheduler, LRScheduler, ReduceLROnPlateau, _lrs
 from .one_cycle import _per_group
 from .optimizer import Optimizer
 
@@ -41,36 +41,15 @@ class ConstantLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class MultiplicativeLR(LRScheduler):
-    """lr = lr * lr_lambda(epoch) at every step after the first (one function, or one per group). The functions are
-    not in the state dict (callable objects' ``__dict__`` is)."""
+class MultiplicativeLR(LambdaScheduler):
+    """lr = lr * lr_lambda(epoch) at every step after the first (one function, or one per group)."""
 
     def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1):
-        self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        for fn in self.lr_lambdas:
+        for fn in lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__) for fn in self.lr_lambdas]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        lambdas = state.pop("lr_lambdas", [])
-        self.__dict__.update(state)
-        for fn, saved in zip(self.lr_lambdas, lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+        super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self) -> list[float]:
         if self._is_initial:

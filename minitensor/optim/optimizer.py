@@ -425,3 +425,22 @@ def _state_value(p: Tensor, index: int, name: str, value: Any, host: bool = Fals
                          f"but the parameter is {p.dtype}")
     return Tensor(p.backend.from_numpy(np.array(array, dtype=p.dtype, order="C")), p.backend)
 
+
+def adam_moments(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
+                 scalars: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+    """The Adam family's common first steps, in place: g = -grad when maximizing; weight decay (decoupled: p *= decay;
+    else g += weight_decay p); exp_avg = lerp(exp_avg, g, 1 - beta1); exp_avg_sq = beta2 exp_avg_sq + (1 - beta2)
+    g^2. Returns g and a scratch tensor for the rest of the update."""
+    beta1, beta2 = group["betas"]
+    g = map_("neg", grad) if group["maximize"] else grad
+    if group["weight_decay"] != 0:
+        if group["decoupled_weight_decay"]:
+            zip_("mul", p, scalars["decay"], out=p)
+        else:
+            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    scratch = empty_like(exp_avg)  # one temporary for lerp, addcmul and what follows
+    lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5, scratch)
+    zip_("mul", exp_avg_sq, scalars["beta2"], out=exp_avg_sq)
+    addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None, scratch)
+    return g, scratch

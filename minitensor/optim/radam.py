@@ -9,12 +9,10 @@ from ..compiler.capture import add_guard
 from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
-    addcmul_,
+    adam_moments,
     check_betas,
     check_number,
-    empty_like,
     host_number,
-    lerp_,
     lerp_scalars,
     map_,
     step_tensor,
@@ -94,17 +92,8 @@ class RAdam(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
         beta1, beta2 = group["betas"]
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            if group["decoupled_weight_decay"]:
-                zip_("mul", p, scalars["decay"], out=p)
-            else:
-                g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g, scratch = adam_moments(p, grad, state, group, scalars)
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        scratch = empty_like(exp_avg)
-        lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5, scratch)
-        zip_("mul", exp_avg_sq, scalars["beta2"], out=exp_avg_sq)
-        addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None, scratch)
         # (exp_avg / bias_correction1) * lr [* (1 / (sqrt(v) + eps)) * sqrt(bias_correction2) * rect], PyTorch's order
         update = zip_("mul", zip_("div", exp_avg, scalars["bias_correction1"], out=scratch), scalars["lr"], out=scratch)
         if _rho(beta2, host_number(state["step"]))[1] > 5.0:
