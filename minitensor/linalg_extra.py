@@ -28,6 +28,7 @@ from .errors import LinAlgError, ShapeError
 from .linalg_cholesky import Cholesky, cholesky_factor
 from .linalg_norms import _check_tensor, matrix_norm
 from .linalg_solve import (
+    LU_ZERO_PIVOT,
     Factors,
     Inverse,
     Solve,
@@ -41,8 +42,8 @@ from .linalg_solve import (
     first_failure,
     is_vector_rhs,
     linalg_inv,
-    linalg_lu_factor,
     linalg_solve,
+    lu_factor_unchecked,
     lu_solve,
     raise_if_singular,
     substitute_,
@@ -244,16 +245,11 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:  # noqa: N803
     """(LU, pivots, info): ``linalg.lu_factor``'s and info (*) int32, the position of U's first zero diagonal element
     (0 when none); ``check_errors``: LinAlgError instead."""
-    lu, pivots = linalg_lu_factor(A, pivot=pivot)
+    (lu, pivots), f = lu_factor_unchecked(A, pivot)
+    if check_errors:
+        raise_if_singular("torch.linalg.lu_factor_ex", A, f, LU_ZERO_PIVOT)
     with no_grad():
         bad = lu.diagonal(0, -2, -1) == 0
-    if check_errors:
-        failure = first_failure(bad.reshape(math.prod(A.shape[:-2]), bad.shape[-1]))
-        if failure is not None:
-            element, k = failure
-            raise LinAlgError(f"torch.linalg.lu_factor_ex: {batch_prefix(A, element)}U[{k},{k}] is zero and using it on "
-                              "lu_solve would result in a division by zero. If you still want to perform the "
-                              "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
     return LUFactorExResult(lu, pivots, first_true(bad, A.shape[:-2]))
 
 

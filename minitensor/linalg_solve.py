@@ -360,13 +360,25 @@ def linalg_lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noq
         raise TypeError(f"linalg.lu_factor(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A.dims < 2:
         raise ShapeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
+    result, f = lu_factor_unchecked(A, pivot)
+    raise_if_singular("torch.linalg.lu_factor", A, f, LU_ZERO_PIVOT)
+    return result
+
+
+LU_ZERO_PIVOT = ("U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you still want to "
+                 "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+"""PyTorch's message for a zero on U's diagonal in ``lu_factor`` (``{k}``: its 1-based position)."""
+
+
+def lu_factor_unchecked(A: Tensor, pivot: bool = True) -> tuple[LUFactorResult, Factors]:  # noqa: N803
+    """:func:`linalg_lu_factor` without the singularity check, and the factors (for ``lu_factor_ex``)."""
     check_float("linalg.lu_factor", A)
     if not pivot:
         raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented")
     f = factor(A)
     with no_grad():
         pivots = (f.pivots + 1).cast(dtypes.int32).view(*A.shape[:-2], f.pivots.shape[-1])
-    return LUFactorResult(LUFactor.apply(A, f), pivots)
+    return LUFactorResult(LUFactor.apply(A, f), pivots), f
 
 
 def det(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names

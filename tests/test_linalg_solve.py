@@ -172,6 +172,14 @@ def test_errors(backend: str) -> None:
         mt.linalg.solve(eye, [1.0, 2.0])
     with pytest.raises(NotImplementedError, match="LU without pivoting"):
         mt.linalg.lu_factor(eye, pivot=False)
+    singular = np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])
+    for a in (singular, singular[0]):  # torch's message, "(Batch element 0): " for a batch
+        with pytest.raises(RuntimeError) as theirs:
+            torch.linalg.lu_factor(torch.tensor(a))
+        with pytest.raises(mt.LinAlgError) as ours:
+            mt.linalg.lu_factor(t(a))
+        assert str(ours.value) == str(theirs.value)
+    assert mt.linalg.lu_factor_ex(t(singular)).info.tolist() == [2, 0]  # the _ex form reports instead
     with pytest.raises(ShapeError, match="renorm: input needs at least 2 dimensions, got 1"):
         t([1.0, 2.0]).renorm(2, 0, 1.0)
     with pytest.raises(ValueError, match="renorm: non-positive-norm not supported"):
