@@ -33,6 +33,9 @@ class TensorFunction(Function):
     """Function over Tensors. Gradients are summed back to each input's shape and cast to its dtype."""
 
     higher_order = False
+    is_view = False
+    """True for Functions whose output is a view of their first input's storage: a write through the output is
+    recorded into the input's history too (``tensor_inplace._rebase_base``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Functions of the audited core modules have differentiable backwards (``higher_order``) unless they say

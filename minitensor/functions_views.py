@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 
 class Permute(TensorFunction):
+    """Reorder the dims (a view); the gradient is permuted back."""
+
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, order: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(order)
@@ -33,6 +37,8 @@ class Permute(TensorFunction):
 class Expand(TensorFunction):
     """Broadcast to a larger shape with stride 0; the gradient sums back."""
 
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, shape: tuple[int, ...]) -> Tensor:
         return a._alias(a._data.expand(shape))
@@ -44,6 +50,8 @@ class Expand(TensorFunction):
 
 class Slice(TensorFunction):
     """Basic indexing (ints and slices); the gradient is written into zeros through the same slice."""
+
+    is_view = True
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, key: tuple[Any, ...]) -> Tensor:

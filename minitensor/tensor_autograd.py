@@ -16,7 +16,7 @@ from . import tensor_functions as F
 from .autodiff import RemovableHandle, add_hook, is_grad_enabled, new_hook_dict, node_of
 from .backward import run_backward
 from .errors import DTypeError, GradientError, ShapeError
-from .tensor_inplace import VIEW_FUNCTIONS
+from .tensor_inplace import is_view_function
 
 if TYPE_CHECKING:
     from .autodiff import History
@@ -144,7 +144,7 @@ class AutogradMethods:
 
     def detach_(self: Any) -> Tensor:
         """Cut this tensor from the graph in place: it becomes a leaf that does not require grad."""
-        if self.history is not None and self.history.last_fn in VIEW_FUNCTIONS:
+        if self.history is not None and is_view_function(self.history.last_fn):
             raise GradientError(
                 f"detach_() on a view (shape {self.shape}) of a tensor that requires grad is not allowed; use detach()"
             )

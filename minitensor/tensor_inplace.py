@@ -46,7 +46,6 @@ from .errors import DTypeError, GradientError, ShapeError
 from .random_state import Generator, rng_for
 from .tensor_data import TensorData, shape_broadcast, storage_address
 from .tensor_index import _is_basic, getitem, index_add, masked_fill, scatter, scatter_add
-from .tensor_shape import Diagonal, StridedView
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -65,8 +64,9 @@ def _check_cast(result: np.dtype, target: np.dtype) -> None:
         raise DTypeError(f"result type {_torch_name(result)} can't be cast to the desired output type {_torch_name(target)}")
 
 
-VIEW_FUNCTIONS = (F.Permute, F.Expand, F.Slice, StridedView, Diagonal)
-_VIEW_FUNCTIONS = VIEW_FUNCTIONS
+def is_view_function(fn: Any) -> bool:
+    """Whether ``fn`` (a history's Function, or None) makes views of its first input (``TensorFunction.is_view``)."""
+    return bool(getattr(fn, "is_view", False))
 
 
 def _check_leaf(self: Tensor) -> None:
@@ -75,7 +75,7 @@ def _check_leaf(self: Tensor) -> None:
         return
     what = "a leaf tensor"
     base = self
-    while base.history is not None and base.history.last_fn in _VIEW_FUNCTIONS and base.history.inputs:
+    while base.history is not None and is_view_function(base.history.last_fn) and base.history.inputs:
         parent = base.history.inputs[0]
         if not _may_overlap(parent._data.storage, base._data.storage):
             return
@@ -154,7 +154,7 @@ def _rebase_base(self: Tensor, result: Tensor, old: Any) -> None:
     Which base elements the view covers is a layout question, answered on the host from the storages' addresses
     and the strides. No tensor values are read. Called before the write."""
     base = None
-    while old is not None and old.last_fn in VIEW_FUNCTIONS and old.inputs:
+    while old is not None and is_view_function(old.last_fn) and old.inputs:
         base, old = old.inputs[0], old.input_history(0)
     if base is None:
         base = self._base

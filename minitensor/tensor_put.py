@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes, tensor_autograd, tensor_inplace
+from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
 from .errors import DTypeError, IndexOutOfRangeError, ShapeError
@@ -69,6 +69,7 @@ class AsStrided(F.TensorFunction):
     """A view of ``a``'s storage with any shape, strides and offset (``torch.as_strided``)."""
 
     higher_order = True
+    is_view = True
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, size: tuple[int, ...], stride: tuple[int, ...], offset: int) -> Tensor:
@@ -123,13 +124,6 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
             f"{need} elements, but input's storage holds {storage.size}"
         )
     return AsStrided.apply(input, shape, strides, builtins.int(offset))
-
-
-# Writes through an as_strided view are recorded like writes through any other view (tensor_inplace.VIEW_FUNCTIONS).
-if AsStrided not in tensor_inplace.VIEW_FUNCTIONS:
-    for _module, _name in ((tensor_inplace, "VIEW_FUNCTIONS"), (tensor_inplace, "_VIEW_FUNCTIONS"), (tensor_autograd, "VIEW_FUNCTIONS")):
-        setattr(_module, _name, (*getattr(_module, _name), AsStrided))
-    del _module, _name
 
 
 # --- writes by position ---

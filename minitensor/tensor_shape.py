@@ -66,6 +66,8 @@ class StridedView(F.TensorFunction):
     """A view with new shape and strides over the same storage that keeps the row-major order of the elements
     (view, reshape, squeeze, unsqueeze, flatten, unflatten); the gradient is reshaped back."""
 
+    is_view = True
+
     @staticmethod
     def forward(ctx: Context, a: Tensor, shape: tuple[int, ...], strides: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(a.shape)
@@ -90,6 +92,8 @@ def diagonal_data(data: TensorData, offset: int, dim1: int, dim2: int) -> Tensor
 
 class Diagonal(F.TensorFunction):
     """A diagonal as a view; the gradient is written into the diagonal of zeros."""
+
+    is_view = True
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
