@@ -10,6 +10,7 @@ from .optimizer import (
     add_scaled_,
     addcmul_,
     check_number,
+    descent_grad,
     empty_like,
     map_,
     step_tensor,
@@ -60,9 +61,7 @@ class Adadelta(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g = descent_grad(p, grad, group, scalars)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         one_minus_rho = scalars["one_minus_rho"] if 1 - group["rho"] != 1 else None
         scratch = empty_like(p)

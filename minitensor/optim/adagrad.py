@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, addcdiv_, addcmul_, check_number, map_, step_tensor, step_value, zeros_like, zip_
+from .optimizer import Optimizer, addcdiv_, addcmul_, check_number, descent_grad, map_, step_tensor, step_value, zeros_like, zip_
 from .sgd import _check_flags
 
 __all__ = ["Adagrad"]
@@ -54,9 +54,7 @@ class Adagrad(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g = descent_grad(p, grad, group, scalars)
         total = state["sum"]
         addcmul_(total, g, g, None)
         std = map_("sqrt", total)

@@ -10,6 +10,7 @@ from .optimizer import (
     addcdiv_,
     check_betas,
     check_number,
+    descent_grad,
     empty_like,
     lerp_,
     lerp_scalars,
@@ -64,9 +65,7 @@ class Adamax(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g = descent_grad(p, grad, group, scalars)
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         scratch = empty_like(exp_avg)
         lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - group["betas"][0]) < 0.5, scratch)

@@ -11,6 +11,7 @@ from .optimizer import (
     Optimizer,
     add_scaled_,
     check_number,
+    descent_grad,
     host_number,
     map_,
     set_host_number,
@@ -83,9 +84,7 @@ class ASGD(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g = descent_grad(p, grad, group, scalars)
         zip_("mul", p, scalars["decay"], out=p)
         add_scaled_(p, g, scalars["neg_eta"], out=p)
         ax = state["ax"]

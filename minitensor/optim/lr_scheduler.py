@@ -257,7 +257,25 @@ class CosineAnnealingLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
+class SchedulerOfSchedulers(LRScheduler):
+    """A scheduler that drives others (``_schedulers``): its state dict holds theirs, under "_schedulers"."""
+
+    _schedulers: list[Any]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        inner = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for scheduler, saved in zip(self._schedulers, inner):
+            scheduler.load_state_dict(saved)
+
+
+class SequentialLR(SchedulerOfSchedulers):
     """Runs ``schedulers[i]`` between ``milestones[i - 1]`` and ``milestones[i]``; each starts from its epoch 0."""
 
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler], milestones: list[int], last_epoch: int = -1):
@@ -301,17 +319,6 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        inner = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for scheduler, saved in zip(self._schedulers, inner):
-            scheduler.load_state_dict(saved)
 
 
 def _undo(scheduler: Any) -> None:

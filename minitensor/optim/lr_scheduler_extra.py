@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.capture import host_step
-from .lr_scheduler import LambdaScheduler, LRScheduler, ReduceLROnPlateau, _lrs
+from .lr_scheduler import LambdaScheduler, LRScheduler, ReduceLROnPlateau, SchedulerOfSchedulers, _lrs
 from .one_cycle import _per_group
 from .optimizer import Optimizer
 
@@ -249,7 +249,7 @@ def _exp_range_scale_fn(gamma: float, x: float) -> float:
     return gamma**x
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(SchedulerOfSchedulers):
     """Steps every scheduler of ``schedulers`` in order at each :meth:`step`, so their effects compose (chainable
     schedulers multiply)."""
 
@@ -280,14 +280,3 @@ class ChainedScheduler(LRScheduler):
             scheduler.step()
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = dict(state_dict)
-        inner = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for scheduler, saved in zip(self._schedulers, inner):
-            scheduler.load_state_dict(saved)

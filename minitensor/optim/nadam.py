@@ -10,6 +10,7 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     adam_moments,
+    adam_structure,
     addcdiv_,
     check_betas,
     check_number,
@@ -82,8 +83,7 @@ class NAdam(Optimizer):
                 "avg_coef": (-lr * mu_next) / (1.0 - product * mu_next)}
 
     def _group_structure(self, group: dict[str, Any]) -> tuple:
-        return (group["maximize"], group["weight_decay"] != 0, group["decoupled_weight_decay"],
-                abs(1 - group["betas"][0]) < 0.5, 1 - group["betas"][1] != 1)
+        return adam_structure(group)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:

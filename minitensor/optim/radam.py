@@ -10,6 +10,7 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     adam_moments,
+    adam_structure,
     check_betas,
     check_number,
     host_number,
@@ -86,8 +87,7 @@ class RAdam(Optimizer):
                 "bias_correction2_sqrt": (1 - beta2**step) ** 0.5, "eps": group["eps"], "lr": lr, "rect": rect}
 
     def _group_structure(self, group: dict[str, Any]) -> tuple:
-        return (group["maximize"], group["weight_decay"] != 0, group["decoupled_weight_decay"],
-                abs(1 - group["betas"][0]) < 0.5, 1 - group["betas"][1] != 1)
+        return adam_structure(group)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:

@@ -10,6 +10,7 @@ from .optimizer import (
     addcdiv_,
     addcmul_,
     check_number,
+    descent_grad,
     lerp_,
     lerp_scalars,
     map_,
@@ -74,9 +75,7 @@ class RMSprop(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
         alpha = group["alpha"]
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g = descent_grad(p, grad, group, scalars)
         square_avg = state["square_avg"]
         zip_("mul", square_avg, scalars["alpha"], out=square_avg)
         addcmul_(square_avg, g, g, scalars["one_minus_alpha"] if 1 - alpha != 1 else None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, add_scaled_, check_number, map_, zip_
+from .optimizer import Optimizer, add_scaled_, check_number, descent_grad, map_, zip_
 
 __all__ = ["SGD"]
 
@@ -48,9 +48,7 @@ class SGD(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
                 scalars: dict[str, Tensor]) -> None:
-        g = map_("neg", grad) if group["maximize"] else grad
-        if group["weight_decay"] != 0:
-            g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
+        g = descent_grad(p, grad, group, scalars)
         if group["momentum"] != 0:
             momentum = scalars["momentum"]
             buf = state.get("momentum_buffer")

@@ -17,6 +17,7 @@ from ...module import Module, Parameter
 from ...tensor import Tensor
 from ..conv_transpose import ConvTranspose1d, ConvTranspose2d
 from ..norm import normalize
+from .weight_norm import remove_hook
 
 __all__ = ["spectral_norm", "remove_spectral_norm", "weight_matrix", "default_dim"]
 
@@ -102,10 +103,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`spectral_norm`: ``<name>`` becomes one parameter again, holding the normalized weight."""
-    hooks = module.__dict__.get("_forward_pre_hooks", {})
-    for key, hook in list(hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_hook(module, SpectralNorm, name, "spectral_norm")

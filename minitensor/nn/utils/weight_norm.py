@@ -82,10 +82,16 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``<name>`` becomes one parameter again, holding the current weight."""
+    return remove_hook(module, WeightNorm, name, "weight_norm")
+
+
+def remove_hook(module: Module, kind: type[Any], name: str, what: str) -> Module:
+    """Unregister ``module``'s forward pre-hook of class ``kind`` for parameter ``name`` after its ``remove(module)``
+    restores the plain parameter; ValueError naming ``what`` when there is none."""
     hooks = module.__dict__.get("_forward_pre_hooks", {})
     for key, hook in list(hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
