@@ -129,6 +129,12 @@ def _channel_view(p: Tensor, dims: int) -> Tensor:
     return p.view(*(p.shape[0] if d == 1 else 1 for d in range(dims)))
 
 
+def channel_affine(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """x * weight + bias per channel (dim 1) of x, each factor skipped when None."""
+    out = x * _channel_view(weight, x.dims) if weight is not None else x
+    return out + _channel_view(bias, x.dims) if bias is not None else out
+
+
 @tensor_args("input")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
                eps: float = 1e-5) -> Tensor:
@@ -181,10 +187,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ValueError("batch_norm: running_mean and running_var must be given when training=False")
         centered = input - _channel_view(running_mean, input.dims)
         var = _channel_view(running_var, input.dims)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * _channel_view(weight, input.dims)
-    return out + _channel_view(bias, input.dims) if bias is not None else out
+    return channel_affine(centered * (var + eps).rsqrt(), weight, bias)
 
 
 @tensor_args("input")

@@ -14,7 +14,7 @@ from ..module import Module
 from ..tensor import Tensor
 from .common import factory, tensor_args
 from .conv import pad
-from .norm import _channel_view, _check_param, _RunningStatsNorm
+from .norm import _channel_view, _check_param, _RunningStatsNorm, channel_affine
 
 __all__ = ["instance_norm", "local_response_norm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
 
@@ -53,10 +53,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
             raise ValueError("instance_norm: running_mean and running_var must be given when use_input_stats=False")
         centered = input - _channel_view(running_mean, input.dims)
         var = _channel_view(running_var, input.dims)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * _channel_view(weight, input.dims)
-    return out + _channel_view(bias, input.dims) if bias is not None else out
+    return channel_affine(centered * (var + eps).rsqrt(), weight, bias)
 
 
 @tensor_args("input")
