@@ -151,9 +151,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     mean = grouped.mean(2, keepdim=True)
     centered = grouped - mean
     out = (centered * ((centered * centered).mean(2, keepdim=True) + eps).rsqrt()).view(*input.shape)
-    if weight is not None:
-        out = out * _channel_view(weight, input.dims)
-    return out + _channel_view(bias, input.dims) if bias is not None else out
+    return channel_affine(out, weight, bias)
 
 
 @tensor_args("input")
