@@ -16,7 +16,7 @@ from . import dtypes, tensor_random
 from .backends import Backend, get_backend
 from .dtypes import as_dtype
 from .errors import DTypeError, RaggedDataError, ShapeError
-from .random_state import generator, manual_seed, rng_for
+from .random_state import generator, rng_for
 from .tensor import Tensor
 from .tensor_data import size_arg
 from .tensor_random import GeneratorLike
@@ -379,6 +379,6 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
-    "empty_like", "arange", "linspace", "logspace", "tril_indices", "triu_indices", "eye", "manual_seed", "generator",
+    "empty_like", "arange", "linspace", "logspace", "tril_indices", "triu_indices", "eye", "generator",
     "rand", "randn", "rand_like", "randn_like", "normal", "randint", "randperm", "multinomial",
 ]

@@ -11,21 +11,19 @@ A state (``get_rng_state``, ``Generator.get_state``) is an int64 tensor of 8 wor
 unsigned 64-bit value: ``[STATE_TAG, state_lo, state_hi, inc_lo, inc_hi, has_uint32, uinteger, initial_seed]`` -- the
 tag, PCG64's 128-bit state and increment (low word first), NumPy's buffered 32-bit half (a flag and the value) and
 the seed it was last seeded with. Restoring it continues the stream bit for bit. This module sits below every tensor
-module (it needs only NumPy); the two state methods reach the tensor layer when called.
+module (it needs only NumPy) and speaks of states as NumPy arrays; :mod:`minitensor.generator`, above the tensor layer,
+is where ``Generator``, ``default_generator`` and the seeding functions turn them into tensors.
 """
 
 from __future__ import annotations
 
 import operator
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 import numpy as np
 
-from .errors import CompileError, DTypeError, RNGStateError
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from .errors import CompileError, RNGStateError
 
 DEFAULT_SEED = 67280421310721
 """The initial seed of a new Generator (PyTorch's ``default_rng_seed_val``)."""
@@ -69,20 +67,10 @@ def _pack(rng: np.random.Generator, seed: int) -> np.ndarray:
     return np.array(words, dtype=np.uint64).view(np.int64)
 
 
-def _unpack(new_state: Any, caller: str) -> tuple[np.random.Generator, int]:
-    """A generator holding the saved state, and the saved initial seed; RNGStateError unless get_state made it."""
-    from .tensor import Tensor  # the tensor layer sits above this module
-
-    if not isinstance(new_state, Tensor):
-        raise TypeError(f"{caller}() expects the int64 Tensor that get_rng_state()/get_state() returns, "
-                        f"got {type(new_state).__name__}")
-    if new_state.dtype != np.int64:
-        raise DTypeError(f"{caller}() expects an int64 state tensor (from get_rng_state()/get_state()), "
-                         f"got a {new_state.dtype} tensor")
-    if new_state.shape != (8,):
-        raise RNGStateError(f"{caller}() expects a state of shape (8,) (from get_rng_state()/get_state()), "
-                            f"got shape {new_state.shape}")
-    words = [int(w) for w in new_state.to_numpy().view(np.uint64)]
+def _unpack(state: np.ndarray, caller: str) -> tuple[np.random.Generator, int]:
+    """A generator holding the 8 saved words (int64), and the saved initial seed; RNGStateError unless ``_pack`` made
+    them."""
+    words = [int(w) for w in state.view(np.uint64)]
     tag, s_lo, s_hi, inc_lo, inc_hi, has_uint32, uinteger, seed = words
     if tag != STATE_TAG:
         raise RNGStateError(f"{caller}(): not a minitensor generator state (first word {tag:#x}, "
@@ -96,10 +84,10 @@ def _unpack(new_state: Any, caller: str) -> tuple[np.random.Generator, int]:
     return rng, seed
 
 
-class Generator:
-    """``torch.Generator``: an independent stream of random numbers for the ``generator=`` argument of the random
-    functions (NumPy's PCG64; a new one is seeded with 67280421310721, as PyTorch's). Draws are made on the host, so
-    ``device`` only records the name given."""
+class RandomStream:
+    """An independent stream of random numbers (NumPy's PCG64; a new one is seeded with 67280421310721, as
+    PyTorch's): the part of ``minitensor.Generator`` below the tensor layer, with the state as NumPy words. Draws are
+    made on the host, so ``device`` only records the name given."""
 
     def __init__(self, device: Any = "cpu") -> None:
         self.device = device if isinstance(device, str) else getattr(device, "name", str(device))
@@ -111,7 +99,7 @@ class Generator:
     def _install(self, rng: np.random.Generator, seed: int) -> None:
         self._rng, self._seed = rng, seed
 
-    def manual_seed(self, seed: int) -> Generator:
+    def manual_seed(self, seed: int) -> Self:
         """Restart the stream from ``seed`` (an int in [-2**63, 2**64)); returns this generator."""
         value = _seed_value(seed)
         self._install(np.random.default_rng(value), value)
@@ -127,23 +115,20 @@ class Generator:
         """The seed last given to ``manual_seed`` or picked by ``seed``."""
         return self._seed
 
-    def get_state(self) -> Tensor:
-        """The state as an int64 tensor of 8 words (format in the module docstring) for ``set_state``."""
-        from .creation import tensor  # the tensor layer sits above this module
+    def state_words(self) -> np.ndarray:
+        """The state as 8 int64 words (format in the module docstring)."""
+        return _pack(self._numpy(), self.initial_seed())
 
-        return tensor(_pack(self._numpy(), self.initial_seed()), device="cpu")
-
-    def set_state(self, new_state: Tensor) -> Generator:
-        """Continue from a state ``get_state`` returned (of any generator); returns this generator."""
-        self._install(*_unpack(new_state, "set_state"))
-        return self
+    def load_state(self, words: np.ndarray, caller: str) -> None:
+        """Continue from 8 words ``state_words`` returned (of any stream); RNGStateError naming ``caller`` if not."""
+        self._install(*_unpack(words, caller))
 
     def __repr__(self) -> str:
         return f"<minitensor.Generator device={self.device!r} initial_seed={self.initial_seed()}>"
 
 
-class _SharedGenerator(Generator):
-    """The shared generator (``_rng``) behind every random function called without ``generator=``."""
+class SharedStream(RandomStream):
+    """The shared stream (``_rng``) behind every random function called without ``generator=``."""
 
     def __init__(self) -> None:
         self.device = "cpu"
@@ -160,42 +145,12 @@ class _SharedGenerator(Generator):
     def initial_seed(self) -> int:
         return _seed
 
-    def set_state(self, new_state: Tensor) -> Generator:
+    def load_state(self, words: np.ndarray, caller: str) -> None:
         _refuse_in_trace("restoring the random state (set_rng_state)")
-        return super().set_state(new_state)
+        super().load_state(words, caller)
 
     def __repr__(self) -> str:
         return f"<minitensor.default_generator initial_seed={_seed}>"
-
-
-default_generator: Generator = _SharedGenerator()
-"""``torch.default_generator``: the shared generator as a Generator."""
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed the shared generator used by the random functions (and the nn initializers and dropout); returns
-    ``default_generator``."""
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    """Seed the shared generator with a nondeterministic 64-bit seed, and return it."""
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    """The seed the shared generator was last seeded with (random at import, until ``manual_seed``/``seed``)."""
-    return default_generator.initial_seed()
-
-
-def get_rng_state() -> Tensor:
-    """The shared generator's state, an int64 tensor of 8 words, for ``set_rng_state``."""
-    return default_generator.get_state()
-
-
-def set_rng_state(new_state: Tensor) -> None:
-    """Continue the shared generator from a state ``get_rng_state`` (or ``Generator.get_state``) returned."""
-    default_generator.set_state(new_state)
 
 
 def generator() -> np.random.Generator:
@@ -203,12 +158,12 @@ def generator() -> np.random.Generator:
     return _rng
 
 
-def rng_for(generator: Generator | np.random.Generator | None) -> np.random.Generator:
+def rng_for(generator: RandomStream | np.random.Generator | None) -> np.random.Generator:
     """The NumPy generator to draw from for a ``generator=`` argument: the shared one for None (or
     ``default_generator``), else the given Generator's (a NumPy Generator is taken as it is)."""
-    if generator is None or generator is default_generator:
+    if generator is None or isinstance(generator, SharedStream):
         return _rng
-    if isinstance(generator, Generator):
+    if isinstance(generator, RandomStream):
         rng = generator._numpy()
     elif isinstance(generator, np.random.Generator):
         rng = generator

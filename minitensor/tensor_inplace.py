@@ -43,7 +43,7 @@ from . import tensor_functions as F
 from .autodiff import is_grad_enabled
 from .backends import get_backend
 from .errors import DTypeError, GradientError, ShapeError
-from .random_state import Generator, rng_for
+from .random_state import RandomStream, rng_for
 from .tensor_data import TensorData, shape_broadcast, storage_address
 from .tensor_index import _is_basic, getitem, index_add, masked_fill, scatter, scatter_add
 
@@ -325,10 +325,10 @@ class InplaceMethods:
     def copy_(self: Any, src: Any) -> Any:
         return _replace(self, src)
 
-    def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: Generator | None = None) -> Any:
+    def normal_(self: Any, mean: float = 0.0, std: float = 1.0, *, generator: RandomStream | None = None) -> Any:
         return _random_fill(self, rng_for(generator).normal(mean, std, self.shape), "normal_")
 
-    def uniform_(self: Any, a: float = 0.0, b: float = 1.0, *, generator: Generator | None = None) -> Any:
+    def uniform_(self: Any, a: float = 0.0, b: float = 1.0, *, generator: RandomStream | None = None) -> Any:
         return _random_fill(self, rng_for(generator).uniform(a, b, self.shape), "uniform_")
 
     def __iadd__(self: Any, other: Any) -> Any:

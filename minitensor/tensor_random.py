@@ -21,13 +21,13 @@ from . import tensor_functions as F
 from .autodiff import Context, is_grad_enabled
 from .backends import get_backend
 from .errors import DTypeError, GradientError, ShapeError
-from .random_state import Generator, rng_for
+from .random_state import RandomStream, rng_for
 from .tensor_data import shape_broadcast
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-GeneratorLike = Generator | np.random.Generator | None
+GeneratorLike = RandomStream | np.random.Generator | None
 _INTEGER_RANGE = {dtypes.bool_: (0, 1), dtypes.int32: (-(1 << 31), (1 << 31) - 1), dtypes.int64: (-(1 << 63), (1 << 63) - 1)}
 
 
