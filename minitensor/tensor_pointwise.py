@@ -69,13 +69,36 @@ def signbit(input: Tensor) -> Tensor:  # noqa: A002
     return (x.view(_BITS[x.dtype]) if x.dtype.kind == "f" else x) < 0
 
 
+class CopySign(F.TensorFunction):
+    """The precomputed ``value`` of copysign(input, other) with PyTorch's gradient to input: ``ratio`` = value /
+    input, 0 where input is 0 (so NaN at a NaN or infinite input); none to other."""
+
+    higher_order = True  # the backward is a product by a constant, differentiable under create_graph
+
+    @staticmethod
+    def forward(ctx: Context, input: Tensor, value: Tensor, ratio: Tensor) -> Tensor:  # noqa: A002
+        ctx.save_for_backward(ratio)
+        return value._view_of(value._data)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor, None, None]:
+        (ratio,) = ctx.saved_values
+        return d * ratio, None, None
+
+
 def copysign(input: Any, other: Any) -> Tensor:  # noqa: A002
     """|input| with the sign of ``other`` (a tensor or number; -0.0 counts as negative), broadcast, in the promoted
-    float dtype (integers and bools give the default float dtype). The gradient to input is sign(input) * sign(out)
-    (0 at 0); ``other`` gets none (PyTorch: zeros). A NaN ``other`` gives its sign bit, as PyTorch."""
+    float dtype (integers and bools give the default float dtype). The gradient to input is out / input, 0 where
+    input is 0 (NaN at a NaN or infinite input), as PyTorch's; ``other`` gets none (PyTorch: zeros). A NaN
+    ``other`` gives its sign bit, as PyTorch."""
     a, b = _float_operands(input, other)
-    magnitude = a.cast(dtypes.result_type(a, b)).abs()  # float32 input, float64 other: float64, as PyTorch
-    return F.Where.apply(signbit(b), -magnitude, magnitude)
+    a = a.cast(dtypes.result_type(a, b))  # float32 input, float64 other: float64, as PyTorch
+    magnitude = a.detach().abs()
+    value = F.Where.apply(signbit(b), -magnitude, magnitude)
+    if not a.requires_grad:
+        return value
+    ratio = F.Where.apply(a.detach() == 0, a._lift(0.0), value / a.detach())
+    return CopySign.apply(a, value, ratio)
 
 
 def heaviside(input: Tensor, values: Any) -> Tensor:  # noqa: A002

@@ -138,6 +138,20 @@ def test_abs_clears_the_sign_bit_as_numpy_and_torch(name: str) -> None:
     assert np.signbit(signs).tolist() == [True, True, False, False]
 
 
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_copysign_gradient_is_pytorchs_at_edges(name: str) -> None:
+    """copysign's gradient to input is out / input (0 where input is 0), as PyTorch's: NaN at a NaN or infinite input
+    (it was once sign-based, 0 there), broadcast over ``other``."""
+    torch = pytest.importorskip("torch")
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 2.0, -3.0, 5e-324])
+    y = np.array([[1.0], [-1.0], [-0.0], [np.nan]])
+    ours = mt.tensor(x, backend=name, requires_grad=True)
+    mt.copysign(ours, mt.tensor(y, backend=name)).sum().backward()
+    theirs = torch.tensor(x, requires_grad=True)
+    torch.copysign(theirs, torch.tensor(y)).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
 EDGE = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, -0.4, 0.4, -2.5, 2.5, 3.0, -3.0, 1e-300,
                  -1e-300, 5e-324, -5e-324])
 
