@@ -192,8 +192,6 @@ def test_bad_arguments_raise() -> None:
         nn.RNN(3, 4, dropout=1.5)
     with pytest.raises(TypeError, match="bias"):
         nn.GRU(3, 4, bias=1)
-    with pytest.raises(NotImplementedError, match="proj_size"):
-        nn.LSTM(3, 4, proj_size=2)
     with pytest.raises(ValueError, match="proj_size"):
         nn.LSTM(3, 4, proj_size=4)
 

@@ -3,15 +3,21 @@ results (the cells ``nn.RNNCell``, ``nn.LSTMCell``, ``nn.GRUCell`` live in :mod:
 
 Each layer and direction projects its whole input sequence with one matmul (``x W_ih^T + b_ih`` for every time
 step), then steps through time in Python with differentiable Tensor ops, so autodiff runs through all of it.
-Layer ``l`` of direction ``d`` has ``weight_ih_l{l}``, ``weight_hh_l{l}``, ``bias_ih_l{l}``, ``bias_hh_l{l}``, with
-the suffix ``_reverse`` for the backward direction; states are ordered (layer 0 forward, layer 0 backward, layer 1
-forward, ...) as in torch.
+Layer ``l`` of direction ``d`` has ``weight_ih_l{l}``, ``weight_hh_l{l}``, ``bias_ih_l{l}``, ``bias_hh_l{l}`` (and
+``weight_hr_l{l}`` for an LSTM with ``proj_size > 0``), with the suffix ``_reverse`` for the backward direction;
+states are ordered (layer 0 forward, layer 0 backward, layer 1 forward, ...) as in torch.
+
+Internally a sequence is always packed: rows of (sum of batch sizes, features), time step t holding the first
+``batch_sizes[t]`` sequences (all N of them at every step for a padded input). The forward direction drops a sequence
+from its state when it ends (that is its final state); the backward one adds each sequence at its own last step,
+starting from its initial state, so a PackedSequence gives every sequence's states at its own length, as in torch.
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
+from itertools import accumulate
 from typing import Any
 
 from ..creation import empty, zeros
@@ -22,6 +28,7 @@ from ..tensor_join import cat, stack
 from .common import factory
 from .dropout import dropout as _dropout
 from .linear import linear
+from .packed_sequence import PackedSequence, sizes_of
 from .recurrent_cells import (
     GRUCell,
     LSTMCell,
@@ -71,11 +78,14 @@ class RNNBase(Module):
         _check_int(name, "input_size", input_size, 1)
         _check_int(name, "hidden_size", hidden_size, 1)
         _check_int(name, "num_layers", num_layers, 1)
-        _check_int(name, "proj_size", proj_size, 0)
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int):
+            raise TypeError(f"{name}: proj_size should be of type int, got: {type(proj_size).__name__}")
+        if proj_size < 0:
+            raise ValueError(f"proj_size should be a positive integer or zero to disable projections, got {proj_size}")
         if proj_size >= hidden_size:
-            raise ValueError(f"{name}: proj_size has to be smaller than hidden_size, got {proj_size} >= {hidden_size}")
-        if proj_size:
-            raise NotImplementedError(f"{name}: proj_size > 0 (LSTM with projections) is not supported, got proj_size={proj_size}")
+            raise ValueError(f"proj_size has to be smaller than hidden_size, got {proj_size} >= {hidden_size}")
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
                           f"num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}", stacklevel=3)
@@ -90,15 +100,18 @@ class RNNBase(Module):
         self.proj_size: int = proj_size
         directions = 2 if bidirectional else 1
         rows = _GATES[mode] * hidden_size
+        out_size = proj_size or hidden_size  # the size of h (of c: always hidden_size)
         kw = factory(device, dtype, backend)
         self._flat_weights_names: list[str] = []
         self._all_weights: list[list[str]] = []
         for layer in range(num_layers):
-            width = input_size if layer == 0 else hidden_size * directions
+            width = input_size if layer == 0 else out_size * directions
             for suffix in ("", "_reverse")[:directions]:
-                shapes = {"weight_ih": (rows, width), "weight_hh": (rows, hidden_size)}
+                shapes = {"weight_ih": (rows, width), "weight_hh": (rows, out_size)}
                 if bias:
                     shapes |= {"bias_ih": (rows,), "bias_hh": (rows,)}
+                if proj_size:
+                    shapes |= {"weight_hr": (proj_size, hidden_size)}
                 names = [f"{kind}_l{layer}{suffix}" for kind in shapes]
                 for param_name, shape in zip(names, shapes.values()):
                     self.register_parameter(param_name, Parameter(empty(*shape, **kw)))
@@ -112,7 +125,7 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
-        """The parameters per layer and direction: [[w_ih, w_hh, b_ih, b_hh], ...] (torch's order)."""
+        """The parameters per layer and direction: [[w_ih, w_hh, b_ih, b_hh(, w_hr)], ...] (torch's order)."""
         return [[self._parameters[n] for n in names] for names in self._all_weights]
 
     def flatten_parameters(self) -> None:
@@ -130,16 +143,36 @@ class RNNBase(Module):
             s += f", dropout={self.dropout}"
         if self.bidirectional is not False:
             s += f", bidirectional={self.bidirectional}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         return s
 
-    def _weights(self, layer: int, suffix: str) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    def _weights(self, layer: int, suffix: str) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None, Tensor | None]:
         p = self._parameters
         return (p[f"weight_ih_l{layer}{suffix}"], p[f"weight_hh_l{layer}{suffix}"], p.get(f"bias_ih_l{layer}{suffix}"),
-                p.get(f"bias_hh_l{layer}{suffix}"))
+                p.get(f"bias_hh_l{layer}{suffix}"), p.get(f"weight_hr_l{layer}{suffix}"))
 
-    def _run(self, input: Tensor, hx: State | None, names: tuple[str, ...]) -> tuple[Tensor, State]:  # noqa: A002
+    def _state_sizes(self, states: int) -> tuple[int, ...]:
+        """The widths of the states: h is proj_size wide when projecting, c always hidden_size."""
+        return (self.proj_size or self.hidden_size, self.hidden_size)[:states]
+
+    def _check_states(self, hx: State, names: tuple[str, ...], batch: int | None, shown: tuple[int, ...]) -> None:
+        """ShapeError/DTypeError unless every state is (num_layers * directions, batch, width) ((count, width) for
+        ``batch`` None, unbatched) of the parameters' dtype; ``shown`` is the input's shape, for the message."""
+        name = type(self).__name__
+        count = self.num_layers * (2 if self.bidirectional else 1)
+        for what, h, width in zip(names, hx, self._state_sizes(len(names))):
+            want = (count, width) if batch is None else (count, batch, width)
+            if check_tensor(name, what, h).shape != want:
+                raise ShapeError(f"{name}: expected {what} of shape {want} for input of shape {shown}, got {h.shape}")
+            check_dtype(name, what, h, self._parameters["weight_ih_l0"])
+
+    def _run(self, input: Tensor | PackedSequence, hx: State | None,  # noqa: A002
+             names: tuple[str, ...]) -> tuple[Tensor | PackedSequence, State]:
         """Check ``input`` and the initial states named ``names`` (``hx``, or ``h_0`` and ``c_0``), run every layer and
-        direction, and give (output, final states) in the caller's layout (batch_first, unbatched)."""
+        direction, and give (output, final states) in the caller's layout (batch_first, unbatched, packed)."""
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx, names)
         name = type(self).__name__
         input = check_tensor(name, "input", input)  # noqa: A001
         if input.dims not in (2, 3):
@@ -152,49 +185,90 @@ class RNNBase(Module):
                              f"got input of shape {input.shape}")
         batched = input.dims == 3
         x = (input.transpose(0, 1) if self.batch_first else input) if batched else input.unsqueeze(1)  # (L, N, H_in)
-        if x.shape[0] == 0:
+        length, batch = x.shape[0], x.shape[1]
+        if length == 0:
             raise ShapeError(f"{name}: expected sequence length to be larger than 0, got input of shape {input.shape}")
-        count = self.num_layers * (2 if self.bidirectional else 1)
-        expected = (count, x.shape[1], self.hidden_size)
         if hx is not None:
-            want = expected if batched else (count, self.hidden_size)
-            for what, h in zip(names, hx):
-                if check_tensor(name, what, h).shape != want:
-                    raise ShapeError(f"{name}: expected {what} of shape {want} for input of shape {input.shape}, got {h.shape}")
-                check_dtype(name, what, h, self._parameters["weight_ih_l0"])
+            self._check_states(hx, names, batch if batched else None, input.shape)
             hx = hx if batched else tuple(h.unsqueeze(1) for h in hx)
-        output, final = self._layers(x, hx, len(names))
+        rows, final = self._layers(x.reshape(length * batch, self.input_size), [batch] * length, hx, len(names))
+        output = rows.view(length, batch, rows.shape[-1])
         if not batched:
             return output.squeeze(1), tuple(h.squeeze(1) for h in final)
         return (output.transpose(0, 1).contiguous() if self.batch_first else output), final  # torch's layout
 
-    def _layers(self, x: Tensor, hx: State | None, states: int) -> tuple[Tensor, State]:
-        """The stacked layers over x (L, N, H_in) from initial states (count, N, H) (zeros when None):
-        the last layer's outputs (L, N, directions*H) and each state's final values (count, N, H)."""
-        step, length = _STEPS[self.mode], x.shape[0]
+    def _run_packed(self, packed: PackedSequence, hx: State | None,
+                    names: tuple[str, ...]) -> tuple[PackedSequence, State]:
+        """The layers over a PackedSequence: the initial states are given in the original batch order and put into
+        the packed (sorted) order, the final states put back; the output is packed like the input."""
+        name = type(self).__name__
+        data = check_tensor(name, "input", packed.data)
+        if data.dims != 2 or data.shape[-1] != self.input_size:
+            raise ShapeError(f"{name}: expected packed data of shape (*, {self.input_size}) (input_size "
+                             f"{self.input_size}), got {data.shape}")
+        check_dtype(name, "input", data, self._parameters["weight_ih_l0"])
+        sizes = sizes_of(packed.batch_sizes)
+        if not sizes or sum(sizes) != data.shape[0]:
+            raise ShapeError(f"{name}: batch_sizes {sizes} do not add up to the {data.shape[0]} rows of packed data")
+        if hx is not None:
+            self._check_states(hx, names, sizes[0], data.shape)
+            if packed.sorted_indices is not None:
+                hx = tuple(h.index_select(1, packed.sorted_indices) for h in hx)
+        rows, final = self._layers(data, sizes, hx, len(names))
+        if packed.unsorted_indices is not None:
+            final = tuple(h.index_select(1, packed.unsorted_indices) for h in final)
+        return PackedSequence(rows, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices), final
+
+    def _layers(self, x: Tensor, sizes: list[int], hx: State | None, states: int) -> tuple[Tensor, State]:
+        """The stacked layers over the packed rows x (sum(sizes), H_in) (``sizes[t]`` sequences at step t) from
+        initial states (count, N, width) (zeros when None): the last layer's packed outputs
+        (sum(sizes), directions * width) and each state's final values (count, N, width)."""
         suffixes = ("", "_reverse") if self.bidirectional else ("",)
         if hx is None:
-            zero = zeros(x.shape[1], self.hidden_size, dtype=x.dtype, backend=x.backend)
-            starts = [(zero,) * states] * (self.num_layers * len(suffixes))
+            starts = [tuple(zeros(sizes[0], width, dtype=x.dtype, backend=x.backend)
+                            for width in self._state_sizes(states))] * (self.num_layers * len(suffixes))
         else:
             starts = list(zip(*(h.unbind(0) for h in hx)))
         finals: list[State] = []
         for layer in range(self.num_layers):
             outputs = []
             for suffix in suffixes:
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, suffix)
-                projected = linear(x, w_ih, b_ih).unbind(0)  # every time step's x W_ih^T + b_ih at once
-                state = starts[len(finals)]
-                hs: list[Tensor] = [x] * length
-                for t in (range(length - 1, -1, -1) if suffix else range(length)):
-                    state = step(projected[t], state, w_hh, b_hh)
-                    hs[t] = state[0]
-                outputs.append(stack(hs, 0))
-                finals.append(state)
-            x = outputs[0] if len(outputs) == 1 else cat(outputs, 2)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, suffix)
+                projected = linear(x, w_ih, b_ih)  # every time step's x W_ih^T + b_ih at once
+                hs, final = self._direction(projected, sizes, starts[len(finals)], (w_hh, b_hh, w_hr), bool(suffix))
+                outputs.append(cat(hs, 0))
+                finals.append(final)
+            x = outputs[0] if len(outputs) == 1 else cat(outputs, 1)
             if self.training and self.dropout > 0 and layer < self.num_layers - 1:
                 x = _dropout(x, self.dropout, training=True)
         return x, tuple(stack([final[i] for final in finals], 0) for i in range(states))
+
+    def _direction(self, projected: Tensor, sizes: list[int], start: State,
+                   weights: tuple[Tensor, Tensor | None, Tensor | None], reverse: bool) -> tuple[list[Tensor], State]:
+        """One layer in one direction over the packed input projections: every step's h (in time order) and each
+        sequence's final state. Forward, a sequence leaves the state when it ends; backward, it joins the state at
+        its last step with its initial state; h is projected by ``w_hr`` when there is one."""
+        step, (w_hh, b_hh, w_hr) = _STEPS[self.mode], weights
+        offsets = [0, *accumulate(sizes[:-1])]
+        hs: list[Tensor] = [projected] * len(sizes)
+        ended: list[State] = []  # forward: the states of the sequences that ended, shortest first
+        state = start
+        if reverse and sizes[-1] < sizes[0]:
+            state = tuple(s.narrow(0, 0, sizes[-1]) for s in start)
+        for t in (range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))):
+            n, have = sizes[t], state[0].shape[0]
+            if n > have:  # backward: the sequences whose last step is t start here
+                state = tuple(cat([s, s0.narrow(0, have, n - have)], 0) for s, s0 in zip(state, start))
+            elif n < have:  # forward: the sequences that ended at step t - 1 are done
+                ended.append(tuple(s.narrow(0, n, have - n) for s in state))
+                state = tuple(s.narrow(0, 0, n) for s in state)
+            state = step(projected.narrow(0, offsets[t], n), state, w_hh, b_hh)
+            if w_hr is not None:
+                state = (linear(state[0], w_hr), *state[1:])
+            hs[t] = state[0]
+        if ended:
+            state = tuple(cat([s, *(piece[i] for piece in reversed(ended))], 0) for i, s in enumerate(state))
+        return hs, state
 
 
 class RNN(RNNBase):
@@ -206,7 +280,8 @@ class RNN(RNNBase):
     ``forward(input, hx=None)``: input (L, N, H_in), (N, L, H_in) with ``batch_first``, or unbatched (L, H_in);
     hx (num_layers * directions, N, H) or unbatched (num_layers * directions, H), zeros when None. Returns
     ``(output, h_n)``: output (L, N, directions * H) (batch-first or unbatched like the input), h_n like hx.
-    PackedSequence inputs are not supported.
+    A :class:`~minitensor.nn.utils.rnn.PackedSequence` input gives a PackedSequence output and each sequence's
+    final state at its own length (hx and h_n in the original batch order).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
@@ -219,7 +294,8 @@ class RNN(RNNBase):
                          bidirectional, 0, device, dtype, backend=backend)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002 - torch's name
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None  # noqa: A002 - torch's name
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
         output, (h_n,) = self._run(input, None if hx is None else (hx,), ("hx",))
         return output, h_n
 
@@ -236,8 +312,10 @@ class LSTM(RNNBase):
         c_t = f_t \odot c_{t-1} + i_t \odot g_t, \quad h_t = o_t \odot \tanh(c_t)
 
     ``forward(input, hx=None)``: input as for :class:`RNN`; hx a pair (h_0, c_0) of (num_layers * directions, N, H)
-    tensors (2-D for unbatched input), zeros when None. Returns ``(output, (h_n, c_n))``. ``proj_size > 0`` raises
-    NotImplementedError.
+    tensors (2-D for unbatched input), zeros when None. Returns ``(output, (h_n, c_n))``; PackedSequences as for
+    :class:`RNN`. With ``proj_size > 0`` each h is projected, :math:`h_t = (o_t \odot \tanh(c_t)) W_{hr}^T`
+    (``weight_hr_l{k}`` of shape (proj_size, hidden_size)), so h, the output and ``weight_hh`` have proj_size
+    columns instead of hidden_size (c keeps hidden_size).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -246,7 +324,8 @@ class LSTM(RNNBase):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device, dtype, backend=backend)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:  # noqa: A002
+    def forward(self, input: Tensor | PackedSequence, hx: tuple[Tensor, Tensor] | None = None  # noqa: A002
+                ) -> tuple[Tensor | PackedSequence, tuple[Tensor, Tensor]]:
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError(f"LSTM: hx must be a pair (h_0, c_0) of tensors, got {type(hx).__name__}")
         output, (h_n, c_n) = self._run(input, None if hx is None else tuple(hx), ("h_0", "c_0"))
@@ -272,6 +351,7 @@ class GRU(RNNBase):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype, backend=backend)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:  # noqa: A002 - torch's name
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None  # noqa: A002 - torch's name
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
         output, (h_n,) = self._run(input, None if hx is None else (hx,), ("hx",))
         return output, h_n

@@ -1,4 +1,5 @@
-"""Weight and spectral normalization as parametrizations (``torch.nn.utils.parametrizations``).
+"""Weight and spectral normalization and orthogonality (:mod:`.orthogonal`) as parametrizations
+(``torch.nn.utils.parametrizations``).
 
 ``weight_norm(module)`` stores the magnitude and direction as ``parametrizations.weight.original0`` (g) and
 ``original1`` (v); ``spectral_norm(module)`` keeps the weight as ``parametrizations.weight.original`` and the power
@@ -15,10 +16,11 @@ from ...module import Module
 from ...tensor import Tensor
 from ..norm import normalize
 from . import parametrize
+from .orthogonal import orthogonal
 from .spectral_norm import default_dim, random_unit, weight_matrix
 from .weight_norm import norm_except_dim, weight_norm_of
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 class _WeightNorm(Module):
