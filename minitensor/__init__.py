@@ -68,7 +68,7 @@ from .linalg import *  # noqa: F403
 from .linalg_cholesky import *  # noqa: F403
 from .linalg_solve import *  # noqa: F403
 from .module import Module, Parameter
-from .generator import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .generators import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403

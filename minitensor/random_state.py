@@ -11,7 +11,7 @@ A state (``get_rng_state``, ``Generator.get_state``) is an int64 tensor of 8 wor
 unsigned 64-bit value: ``[STATE_TAG, state_lo, state_hi, inc_lo, inc_hi, has_uint32, uinteger, initial_seed]`` -- the
 tag, PCG64's 128-bit state and increment (low word first), NumPy's buffered 32-bit half (a flag and the value) and
 the seed it was last seeded with. Restoring it continues the stream bit for bit. This module sits below every tensor
-module (it needs only NumPy) and speaks of states as NumPy arrays; :mod:`minitensor.generator`, above the tensor layer,
+module (it needs only NumPy) and speaks of states as NumPy arrays; :mod:`minitensor.generators`, above the tensor layer,
 is where ``Generator``, ``default_generator`` and the seeding functions turn them into tensors.
 """
 
