@@ -21,6 +21,7 @@ from .losses_multilabel import *
 from .losses_nll import *
 from .norm import *
 from .norm_instance import *
+from .padding import *
 from .pooling import *
 from .pooling_extra import *
 from .recurrent import *

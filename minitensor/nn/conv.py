@@ -1,10 +1,10 @@
 """Padding and convolution by im2col: a strided window VIEW of the padded input, copied once, then one matmul.
 
-No Python loop runs over output pixels. :class:`Unfold` copies every kernel window of a ``(B, C, H, W)``
-tensor into a contiguous ``(B, OH, OW, C, KH, KW)`` tensor through a single strided view (strides
-``(sB, sH*stride_h, sW*stride_w, sC, sH*dilation_h, sW*dilation_w)``: dilation is only a stride change) and
-one ``map("id")`` kernel call. Its backward is col2im: for each of the ``KH*KW`` kernel offsets, the positions
-that offset touches form a non-overlapping strided view of the input gradient, so one in-place
+One code path serves 1-, 2- and 3-D. No Python loop runs over output pixels. :class:`Unfold` copies every kernel
+window of a ``(B, C, *S)`` tensor into a contiguous ``(B, *O, C, *K)`` tensor through a single strided view (e.g. 2-D
+strides ``(sB, sH*stride_h, sW*stride_w, sC, sH*dilation_h, sW*dilation_w)``: dilation is only a stride change)
+and one ``map("id")`` kernel call. Its backward is col2im: for each of the ``prod(K)`` kernel offsets, the
+positions that offset touches form a non-overlapping strided view of the input gradient, so one in-place
 ``zip("add", view, grad_part, view)`` per offset scatter-adds it. :class:`Pad` writes the input into the interior
 view of a tensor filled with the pad value; its backward copies the interior out. Both only use the backend
 kernels, so they run on every backend. Groups are one batched matmul over a leading group dim.
@@ -12,6 +12,7 @@ kernels, so they run on every backend. Groups are one batched matmul over a lead
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +29,7 @@ from ..tensor_functions import TensorFunction
 from . import init
 from .common import bias_bound, check_sizes, factory, tensor_args
 
-__all__ = ["conv1d", "conv2d", "pad", "Conv1d", "Conv2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "pad", "Conv1d", "Conv2d", "Conv3d"]
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -41,10 +42,6 @@ def _tuple(value: Any, n: int, name: str, low: int = 0) -> tuple[int, ...]:
     if any(v < low for v in out):
         raise ValueError(f"{name} must be >= {low}, got {value!r}")
     return tuple(int(v) for v in out)
-
-
-def _pair(value: Any, name: str, low: int = 0) -> tuple[int, int]:
-    return _tuple(value, 2, name, low)  # type: ignore[return-value]
 
 
 # --- padding ---
@@ -102,6 +99,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         raise ValueError(f"pad: mode must be one of {PAD_MODES}, got {mode!r}")
     if mode != "constant" and value is not None:
         raise ValueError(f"pad: value is only used with mode='constant', got value={value!r} with mode={mode!r}")
+    if mode != "constant" and not (1 <= n <= 3 and input.dims in (n + 1, n + 2)):
+        raise ShapeError(f"pad: {mode} padding of size {len(pads)} is not supported for a {input.dims}-D input of "
+                         f"shape {input.shape} (non-constant modes pad the last 1, 2 or 3 dims of an input with 1 or "
+                         f"2 more dims)")
     pairs = [(int(pads[2 * i]), int(pads[2 * i + 1])) for i in reversed(range(n))]  # in dim order
     dims = range(input.dims - n, input.dims)
     if mode == "constant":
@@ -138,45 +139,44 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 # --- im2col ---
 
 
-def _im2col(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-            blocks: tuple[int, int] | None = None) -> Tensor:
-    """Raw im2col (no history): the windows of a (B, C, H, W) tensor copied into a contiguous (B, OH, OW, C, KH, KW)
-    tensor; ``blocks`` = (OH, OW), default as many windows as fit."""
-    B, C, H, W = x.shape
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    oh, ow = blocks or ((H - dh * (kh - 1) - 1) // sh + 1, (W - dw * (kw - 1) - 1) // sw + 1)
-    tB, tC, tH, tW = x._data.strides
-    window = TensorData(x._data.storage, (B, oh, ow, C, kh, kw), (tB, tH * sh, tW * sw, tC, tH * dh, tW * dw))
-    return x._view_of(window)._map("id")
+def _im2col(x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
+            blocks: tuple[int, ...] | None = None) -> Tensor:
+    """Raw im2col (no history): the windows of a (B, C, *S) tensor copied into a contiguous (B, *O, C, *K) tensor
+    (``nd = len(kernel)`` spatial dims); ``blocks`` = O, default as many windows as fit."""
+    B, C, *S = x.shape
+    out = blocks or tuple((s - d * (k - 1) - 1) // st + 1 for s, k, st, d in zip(S, kernel, stride, dilation))
+    tB, tC, *tS = x._data.strides
+    strides = (tB, *(t * st for t, st in zip(tS, stride)), tC, *(t * d for t, d in zip(tS, dilation)))
+    return x._view_of(TensorData(x._data.storage, (B, *out, C, *kernel), strides))._map("id")
 
 
-def _col2im(cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
-            dilation: tuple[int, int]) -> Tensor:
-    """Raw col2im (no history), the adjoint of :func:`_im2col`: a zero (B, C, H, W) tensor of ``shape`` with every
-    window of ``cols`` (B, OH, OW, C, KH, KW) added back where it came from (overlaps sum)."""
-    B, C, _, _ = shape
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+def _col2im(cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
+            dilation: tuple[int, ...]) -> Tensor:
+    """Raw col2im (no history), the adjoint of :func:`_im2col`: a zero (B, C, *S) tensor of ``shape`` with every
+    window of ``cols`` (B, *O, C, *K) added back where it came from (overlaps sum); one scatter-add per kernel offset."""
+    nd, (B, C) = len(kernel), shape[:2]
     d = cols if cols._data.is_contiguous() else cols._map("id")
-    _, oh, ow = d.shape[:3]
+    out = d.shape[1 : nd + 1]
     grad = d._zeros(shape)
-    tB, tC, tH, tW = grad._data.strides
+    tB, tC, *tS = grad._data.strides
     dd = d._data
-    for i in range(kh):
-        for j in range(kw):
-            # Positions (oh*sh + i*dh, ow*sw + j*dw): distinct for distinct (oh, ow): the view never overlaps itself.
-            start = i * dh * tH + j * dw * tW
-            target = TensorData(grad._data.storage[start:], (B, oh, ow, C), (tB, tH * sh, tW * sw, tC))
-            part = TensorData(dd.storage[i * dd.strides[4] + j * dd.strides[5] :], (B, oh, ow, C), dd.strides[:4])
-            d.backend.zip("add", target, part, target)
+    lead, taps = dd.strides[: nd + 2], dd.strides[nd + 2 :]
+    steps = (tB, *(t * st for t, st in zip(tS, stride)), tC)
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        # Positions o*stride + offset*dilation: distinct for distinct o, so the view never overlaps itself.
+        start = sum(i * dl * t for i, dl, t in zip(offset, dilation, tS))
+        target = TensorData(grad._data.storage[start:], (B, *out, C), steps)
+        part = TensorData(dd.storage[sum(i * t for i, t in zip(offset, taps)) :], (B, *out, C), lead)
+        d.backend.zip("add", target, part, target)
     return grad
 
 
 class Unfold(TensorFunction):
-    """Windows of a ``(B, C, H, W)`` tensor as a contiguous ``(B, OH, OW, C, KH, KW)`` tensor."""
+    """Windows of a ``(B, C, *S)`` tensor as a contiguous ``(B, *O, C, *K)`` tensor."""
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int],
-                dilation: tuple[int, int]) -> Tensor:
+    def forward(ctx: Context, x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+                dilation: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(x.shape, kernel, stride, dilation)
         return _im2col(x, kernel, stride, dilation)
 
@@ -188,14 +188,15 @@ class Unfold(TensorFunction):
 
 @tensor_args("x")
 def windows(x: Tensor, kernel_size: Any, stride: Any = 1, dilation: Any = 1) -> Tensor:
-    """All ``kernel_size`` windows of ``x`` (B, C, H, W) as a (B, OH, OW, C, KH, KW) tensor (differentiable),
-    ``OH = (H - dilation*(KH-1) - 1) // stride + 1``."""
-    if x.dims != 4:
-        raise ShapeError(f"windows needs a 4-D (B, C, H, W) input, got shape {x.shape}")
-    kernel, step = _pair(kernel_size, "kernel_size", 1), _pair(stride, "stride", 1)
-    dil = _pair(dilation, "dilation", 1)
+    """All ``kernel_size`` windows of ``x`` (B, C, *S), ``nd = x.dims - 2`` spatial dims, as a (B, *O, C, *K) tensor
+    (differentiable), ``O_d = (S_d - dilation_d*(K_d-1) - 1) // stride_d + 1``."""
+    if x.dims < 3:
+        raise ShapeError(f"windows needs a (B, C, *spatial) input with at least one spatial dim, got shape {x.shape}")
+    nd = x.dims - 2
+    kernel, step = _tuple(kernel_size, nd, "kernel_size", 1), _tuple(stride, nd, "stride", 1)
+    dil = _tuple(dilation, nd, "dilation", 1)
     extent = tuple(d * (k - 1) + 1 for d, k in zip(dil, kernel))
-    if extent[0] > x.shape[2] or extent[1] > x.shape[3]:
+    if any(e > s for e, s in zip(extent, x.shape[2:])):
         raise ShapeError(f"kernel size {kernel} (dilated extent {extent}) is larger than the padded input size "
                          f"{x.shape[2:]} (input shape {x.shape})")
     return Unfold.apply(x, kernel, step, dil)
@@ -237,28 +238,23 @@ def _conv(name: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None
         pairs = _same_pads(kernel, dil) if padding == "same" else [(0, 0)] * nd
     else:
         pairs = [(p, p) for p in _tuple(padding, nd, "padding")]
-    if nd == 1:  # a 1-D conv is a 2-D conv over a height-1 image
-        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
-        kernel, step, dil, pairs = (1, *kernel), (1, *step), (1, *dil), [(0, 0), *pairs]
-    padded = (x.shape[2] + sum(pairs[0]), x.shape[3] + sum(pairs[1]))
+    padded = tuple(s + b + a for s, (b, a) in zip(x.shape[2:], pairs))
     if any(d * (k - 1) + 1 > s for d, k, s in zip(dil, kernel, padded)):
-        raise ShapeError(f"{name}: padded input size {padded[2 - nd:]} is smaller than the (dilated) kernel size "
-                         f"{tuple(kernel[2 - nd:])} (input {input.shape}, weight {weight.shape})")
+        raise ShapeError(f"{name}: padded input size {padded} is smaller than the (dilated) kernel size "
+                         f"{tuple(kernel)} (input {input.shape}, weight {weight.shape})")
     x = pad(x, [v for pair in reversed(pairs) for v in pair])
-    cols = windows(x, kernel, step, dil)  # (B, OH, OW, C, KH, KW), contiguous
-    B, oh, ow = cols.shape[:3]
-    k = cg * kernel[0] * kernel[1]
+    cols = windows(x, kernel, step, dil)  # (B, *O, C, *K), contiguous
+    B, sizes = cols.shape[0], cols.shape[1 : nd + 1]
+    n, k = B * math.prod(sizes), cg * math.prod(kernel)
     if groups == 1:
-        out = cols.view(B * oh * ow, k) @ weight.reshape(out_c, k).transpose(0, 1)
+        out = cols.view(n, k) @ weight.reshape(out_c, k).transpose(0, 1)
     else:  # (G, N, K) @ (G, K, O/G) -> (G, N, O/G)
-        a = cols.view(B * oh * ow, groups, k).permute(1, 0, 2)
+        a = cols.view(n, groups, k).permute(1, 0, 2)
         w = weight.reshape(groups, out_c // groups, k).transpose(1, 2)
-        out = (a @ w).permute(1, 0, 2).reshape(B * oh * ow, out_c)
+        out = (a @ w).permute(1, 0, 2).reshape(n, out_c)
     if bias is not None:
         out = out + bias
-    out = out.view(B, oh, ow, out_c).permute(0, 3, 1, 2).contiguous()
-    if nd == 1:
-        out = out.view(B, out_c, ow)
+    out = out.view(B, *sizes, out_c).permute(0, nd + 1, *range(1, nd + 1)).contiguous()
     return out.squeeze(0) if unbatched else out
 
 
@@ -277,6 +273,17 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     """1-D cross-correlation, ``torch.nn.functional.conv1d``: input (N, C, L) or (C, L), weight (O, C/groups, K),
     bias (O,); ``padding``: int, 1-tuple, 'valid' or 'same' (stride 1)."""
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+@tensor_args("input", "weight")
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,  # noqa: A002
+           dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D cross-correlation, ``torch.nn.functional.conv3d``: input (N, C, D, H, W) or (C, D, H, W), weight
+    (O, C/groups, KD, KH, KW), bias (O,); ``padding``: int, triple, 'valid' or 'same' (stride 1)."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+_CONV = {1: conv1d, 2: conv2d, 3: conv3d}
 
 
 class _ConvNd(Module):
@@ -325,7 +332,7 @@ class _ConvNd(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        fn = conv1d if self.nd == 1 else conv2d
+        fn = _CONV[self.nd]
         if self.padding_mode != "zeros":
             x = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
@@ -356,3 +363,10 @@ class Conv2d(_ConvNd):
     """2-D convolution over (N, C, H, W) or (C, H, W) inputs, ``torch.nn.Conv2d``; weight (out, in/groups, kh, kw)."""
 
     nd = 2
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) inputs, ``torch.nn.Conv3d``; weight
+    (out, in/groups, kd, kh, kw)."""
+
+    nd = 3

@@ -1,4 +1,5 @@
-"""Transposed convolution and fold/unfold: one matmul to columns, then col2im (the adjoint of im2col) and a crop.
+"""Transposed convolution (1-, 2- and 3-D, one code path) and fold/unfold: one matmul to columns, then col2im (the
+adjoint of im2col) and a crop.
 
 ``conv_transpose2d`` is the gradient of ``conv2d`` with respect to its input: every input pixel ``x[n, :, i, j]``
 times the flattened weight ``(C_in, C_out/groups * KH * KW)`` gives one ``(C_out, KH, KW)`` block, added at
@@ -26,18 +27,21 @@ from . import init
 from .common import bias_bound, check_sizes, factory, tensor_args
 from .conv import _col2im, _im2col, _tuple, pad, windows
 
-__all__ = ["conv_transpose1d", "conv_transpose2d", "fold", "unfold", "ConvTranspose1d", "ConvTranspose2d", "Fold", "Unfold"]
+__all__ = [
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Fold", "Unfold",
+]
 
 
 class Col2Im(TensorFunction):
-    """Sum the (B, OH, OW, C, KH, KW) windows ``cols`` into a zero (B, C, H, W) tensor of ``shape``."""
+    """Sum the (B, *O, C, *K) windows ``cols`` into a zero (B, C, *S) tensor of ``shape``."""
 
     higher_order = True
 
     @staticmethod
-    def forward(ctx: Context, cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int],
-                dilation: tuple[int, int]) -> Tensor:
-        ctx.save_for_backward((cols.shape[1], cols.shape[2]), kernel, stride, dilation)
+    def forward(ctx: Context, cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
+                dilation: tuple[int, ...]) -> Tensor:
+        ctx.save_for_backward(cols.shape[1 : len(kernel) + 1], kernel, stride, dilation)
         return _col2im(cols, shape, kernel, stride, dilation)
 
     @staticmethod
@@ -47,13 +51,13 @@ class Col2Im(TensorFunction):
 
 
 class Im2Col(TensorFunction):
-    """The first ``blocks`` = (OH, OW) windows of a (B, C, H, W) tensor as a (B, OH, OW, C, KH, KW) tensor."""
+    """The first ``blocks`` = O windows of a (B, C, *S) tensor as a (B, *O, C, *K) tensor."""
 
     higher_order = True
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
-                blocks: tuple[int, int]) -> Tensor:
+    def forward(ctx: Context, x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
+                blocks: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(x.shape, kernel, stride, dilation)
         return _im2col(x, kernel, stride, dilation, blocks)
 
@@ -97,24 +101,20 @@ def _conv_transpose(name: str, nd: int, input: Tensor, weight: Tensor, bias: Ten
     if any(s < 1 for s in sizes):
         raise ShapeError(f"{name}: input spatial size {tuple(x.shape[2:])} with weight {weight.shape}, stride {step}, "
                          f"padding {pads}, dilation {dil} and output_padding {extra} gives output size {sizes}: too small")
-    if nd == 1:  # a 1-D transposed conv is a 2-D one over a height-1 image
-        x = x.unsqueeze(2)
-        kernel, step, pads, dil, extra, sizes = (1, *kernel), (1, *step), (0, *pads), (1, *dil), (0, *extra), (1, *sizes)
-    B, _, H, W = x.shape
-    k = cog * kernel[0] * kernel[1]
-    rows = x.permute(0, 2, 3, 1).reshape(B * H * W, cin)
+    B, spatial = x.shape[0], x.shape[2:]
+    n, k = B * math.prod(spatial), cog * math.prod(kernel)
+    rows = x.permute(0, *range(2, nd + 2), 1).reshape(n, cin)
     if groups == 1:
         cols = rows @ weight.reshape(cin, k)
     else:  # (G, N, C/G) @ (G, C/G, K) -> (G, N, K)
-        a = rows.view(B * H * W, groups, cin // groups).permute(1, 0, 2)
+        a = rows.view(n, groups, cin // groups).permute(1, 0, 2)
         cols = (a @ weight.reshape(groups, cin // groups, k)).permute(1, 0, 2)
-    cols = cols.reshape(B, H, W, out_c, kernel[0], kernel[1])
-    full = tuple((n - 1) * s + d * (kk - 1) + 1 + e for n, s, d, kk, e in zip((H, W), step, dil, kernel, extra))
+    cols = cols.reshape(B, *spatial, out_c, *kernel)
+    full = tuple((m - 1) * s + d * (kk - 1) + 1 + e for m, s, d, kk, e in zip(spatial, step, dil, kernel, extra))
     out = Col2Im.apply(cols, (B, out_c, *full), kernel, step, dil)
-    out = out.narrow(2, pads[0], sizes[0]).narrow(3, pads[1], sizes[1])
-    out = out + bias.view(1, out_c, 1, 1) if bias is not None else out.contiguous()
-    if nd == 1:
-        out = out.squeeze(2)
+    for i in range(nd):
+        out = out.narrow(2 + i, pads[i], sizes[i])
+    out = out + bias.view(1, out_c, *(1,) * nd) if bias is not None else out.contiguous()
     return out.squeeze(0) if unbatched else out
 
 
@@ -135,6 +135,18 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     (C_in, C_out/groups, K), bias (C_out,); ``L_out = (L - 1)*stride - 2*padding + dilation*(K - 1) +
     output_padding + 1``."""
     return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+@tensor_args("input", "weight")
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,  # noqa: A002
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Tensor:
+    """3-D transposed convolution, ``torch.nn.functional.conv_transpose3d``: input (N, C_in, D, H, W) or
+    (C_in, D, H, W), weight (C_in, C_out/groups, KD, KH, KW), bias (C_out,); each output size as in
+    :func:`conv_transpose2d`."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+_CONV_TRANSPOSE = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}
 
 
 class _ConvTransposeNd(Module):
@@ -192,9 +204,9 @@ class _ConvTransposeNd(Module):
         return tuple(w - lo for w, lo in zip(want, low))
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:  # noqa: A002
-        fn = conv_transpose1d if self.nd == 1 else conv_transpose2d
-        return fn(input, self.weight, self.bias, self.stride, self.padding, self._output_padding(input, output_size),
-                  self.groups, self.dilation)
+        extra = self._output_padding(input, output_size)
+        return _CONV_TRANSPOSE[self.nd](input, self.weight, self.bias, self.stride, self.padding, extra, self.groups,
+                                        self.dilation)
 
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -223,6 +235,13 @@ class ConvTranspose2d(_ConvTransposeNd):
     (in, out/groups, kh, kw); ``forward(input, output_size=None)`` picks output_padding to reach ``output_size``."""
 
     nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C, D, H, W) or (C, D, H, W), ``torch.nn.ConvTranspose3d``; weight
+    (in, out/groups, kd, kh, kw); ``forward(input, output_size=None)`` picks output_padding to reach ``output_size``."""
+
+    nd = 3
 
 
 # --- fold / unfold in torch's (N, C*KH*KW, L) column layout ---

@@ -1,5 +1,5 @@
 """Normalization: ``F.batch_norm layer_norm group_norm rms_norm normalize cosine_similarity`` and ``nn.BatchNorm1d
-BatchNorm2d LayerNorm GroupNorm RMSNorm``, PyTorch's semantics (biased variance to normalize, unbiased for the
+BatchNorm2d BatchNorm3d LayerNorm GroupNorm RMSNorm``, PyTorch's semantics (biased variance to normalize, unbiased for the
 running estimate), names and defaults. Parameters are named ``weight``/``bias`` and buffers ``running_mean``,
 ``running_var``, ``num_batches_tracked`` as in PyTorch, so torch state dicts load by name."""
 
@@ -21,7 +21,7 @@ from .common import check_sizes, factory, tensor_args
 
 __all__ = [
     "batch_norm", "layer_norm", "group_norm", "rms_norm", "normalize", "cosine_similarity",
-    "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "RMSNorm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
 ]
 
 
@@ -310,6 +310,12 @@ class BatchNorm2d(_BatchNorm):
     """Batch norm over (N, C, H, W) inputs."""
 
     dims_allowed = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) inputs."""
+
+    dims_allowed = (5,)
 
 
 class LayerNorm(_NormBase):

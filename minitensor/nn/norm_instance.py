@@ -1,5 +1,5 @@
 """Instance and local response normalization: ``F.instance_norm local_response_norm`` and ``nn.InstanceNorm1d
-InstanceNorm2d LocalResponseNorm`` with PyTorch's semantics, defaults, reprs and state-dict names (``weight``,
+InstanceNorm2d InstanceNorm3d LocalResponseNorm`` with PyTorch's semantics, defaults, reprs and state-dict names (``weight``,
 ``bias``, ``running_mean``, ``running_var``, ``num_batches_tracked``), built from differentiable Tensor ops."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from .common import factory, tensor_args
 from .conv import pad
 from .norm import _channel_view, _check_param, _RunningStatsNorm, channel_affine
 
-__all__ = ["instance_norm", "local_response_norm", "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
+__all__ = ["instance_norm", "local_response_norm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+           "LocalResponseNorm"]
 
 
 @tensor_args("input")
@@ -122,6 +123,12 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance norm of (N, C, H, W) or (C, H, W) inputs (affine=False, track_running_stats=False by default)."""
 
     spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm of (N, C, D, H, W) or (C, D, H, W) inputs (affine=False, track_running_stats=False by default)."""
+
+    spatial = 3
 
 
 class LocalResponseNorm(Module):

@@ -1,8 +1,8 @@
-"""More pooling and padding, torch's names, signatures, defaults and reprs: ``F.adaptive_max_pool1d lp_pool1d
-lp_pool2d max_unpool1d max_unpool2d max_pool1d_with_indices max_pool2d_with_indices`` and ``nn.AdaptiveMaxPool1d
-LPPool1d LPPool2d MaxUnpool1d MaxUnpool2d ZeroPad1d CircularPad1d CircularPad2d``, built on :mod:`.pooling`'s
-differentiable window ops; max unpooling is one ``scatter`` into zeros with PyTorch's gather gradient
-(:class:`MaxUnpool`)."""
+"""More pooling, torch's names, signatures, defaults and reprs: ``F.adaptive_max_pool1d lp_pool1d/2d/3d
+max_unpool1d/2d/3d max_pool1d/2d/3d_with_indices adaptive_max_pool1d/2d/3d_with_indices`` and ``nn.AdaptiveMaxPool1d
+LPPool1d/2d/3d MaxUnpool1d/2d/3d``, built on :mod:`.pooling`'s differentiable window ops; max unpooling is one
+``scatter`` into zeros with PyTorch's gather gradient (:class:`MaxUnpool`). ``ZeroPad1d CircularPad1d CircularPad2d``
+moved to :mod:`.padding` and are re-exported here."""
 
 from __future__ import annotations
 
@@ -19,14 +19,17 @@ from ..module import Module
 from ..tensor import Tensor
 from ..tensor_functions import TensorFunction
 from .common import tensor_args
-from .conv import _tuple, pad
-from .pooling import _PadNd, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from .conv import _tuple
+from .padding import CircularPad1d, CircularPad2d, ZeroPad1d
+from .pooling import _adaptive_max, _avg_pool, _max_pool, adaptive_max_pool2d, adaptive_max_pool3d
 
 __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-    "max_pool1d_with_indices", "max_pool2d_with_indices", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
-    "AdaptiveMaxPool1d", "LPPool1d", "LPPool2d", "MaxUnpool1d", "MaxUnpool2d", "ZeroPad1d", "CircularPad1d",
-    "CircularPad2d",
+    "adaptive_max_pool3d_with_indices", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "AdaptiveMaxPool1d",
+    "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    # re-exported from .padding, where they moved
+    "ZeroPad1d", "CircularPad1d", "CircularPad2d",
 ]
 
 
@@ -34,13 +37,7 @@ __all__ = [
 def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
     """Max over PyTorch's adaptive windows ``[floor(i*L/OL), ceil((i+1)*L/OL))`` of (N, C, L) or (C, L) ``input``;
     ``return_indices`` also gives the int64 position of each maximum along L."""
-    if input.dims not in (2, 3):
-        raise ShapeError(f"adaptive_max_pool1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got shape {input.shape}")
-    size = _tuple(output_size, 1, "output_size", 1)
-    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size[0]), return_indices)
-    if return_indices:
-        return out[0].squeeze(-2), out[1].squeeze(-2)
-    return out.squeeze(-2)
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
 @tensor_args("input")
@@ -58,11 +55,18 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,  # noqa: A
 
 
 @tensor_args("input")
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,  # noqa: A002
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` returning (values, indices) whatever ``return_indices`` says, as PyTorch."""
+    return adaptive_max_pool3d(input, output_size, True)  # type: ignore[no-any-return]
+
+
+@tensor_args("input")
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
                             dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``max_pool1d`` returning (values, int64 indices into L) whatever ``return_indices`` says, as PyTorch."""
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)  # type: ignore[no-any-return]
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, True)  # type: ignore[no-any-return]
 
 
 @tensor_args("input")
@@ -70,17 +74,21 @@ def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
                             dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``max_pool2d`` returning (values, int64 flat indices h * W + w) whatever ``return_indices`` says."""
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)  # type: ignore[no-any-return]
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, True)  # type: ignore[no-any-return]
+
+
+@tensor_args("input")
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                            dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool3d`` returning (values, int64 flat indices (d * H + h) * W + w) whatever ``return_indices`` says."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, True)  # type: ignore[no-any-return]
 
 
 def _lp_pool(nd: int, input: Tensor, norm_type: float, kernel_size: Any, stride: Any,  # noqa: A002
              ceil_mode: bool) -> Tensor:
     kernel = _tuple(kernel_size, nd, "kernel_size", 1)
-    powered = input.pow(norm_type)
-    if nd == 1:
-        out = avg_pool1d(powered, kernel, stride, 0, ceil_mode)
-    else:
-        out = avg_pool2d(powered, kernel, stride, 0, ceil_mode)
+    out = _avg_pool(f"lp_pool{nd}d", nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
     return (out.sign() * out.abs().relu() * math.prod(kernel)).pow(1.0 / norm_type)
 
 
@@ -98,6 +106,14 @@ def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
               ceil_mode: bool = False) -> Tensor:
     """Power-average pooling of (N, C, H, W) or (C, H, W) ``input``, as :func:`lp_pool1d` with kh*kw windows."""
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@tensor_args("input")
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling of (N, C, D, H, W) or (C, D, H, W) ``input``, as :func:`lp_pool1d` with kd*kh*kw
+    windows."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def _unpool_size(name: str, nd: int, input: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],  # noqa: A002
@@ -193,6 +209,14 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@tensor_args("input", "indices")
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Sequence[int] | None = None) -> Tensor:
+    """Partial inverse of ``max_pool3d``: zeros of size ``output_size`` with each input value written at its flat
+    index ``(d * H + h) * W + w``; (N, C, D, H, W) or (C, D, H, W) input."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
 # --- Modules ---
 
 
@@ -220,8 +244,7 @@ class LPPool1d(Module):
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        fn = lp_pool1d if self.nd == 1 else lp_pool2d
-        return fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        return _lp_pool(self.nd, input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -232,6 +255,12 @@ class LPPool2d(LPPool1d):
     """``torch.nn.LPPool2d``: :func:`lp_pool2d` with fixed settings."""
 
     nd = 2
+
+
+class LPPool3d(LPPool1d):
+    """``torch.nn.LPPool3d``: :func:`lp_pool3d` with fixed settings."""
+
+    nd = 3
 
 
 class MaxUnpool1d(Module):
@@ -247,8 +276,7 @@ class MaxUnpool1d(Module):
         self.padding = _tuple(padding, self.nd, "padding")
 
     def forward(self, input: Tensor, indices: Tensor, output_size: Sequence[int] | None = None) -> Tensor:  # noqa: A002
-        fn = max_unpool1d if self.nd == 1 else max_unpool2d
-        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+        return _max_unpool(f"max_unpool{self.nd}d", self.nd, input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -260,30 +288,7 @@ class MaxUnpool2d(MaxUnpool1d):
     nd = 2
 
 
-class ZeroPad1d(_PadNd):
-    """``torch.nn.ZeroPad1d(padding)``: pad the last dim by (left, right) with zeros (negative crops)."""
+class MaxUnpool3d(MaxUnpool1d):
+    """``torch.nn.MaxUnpool3d``: :func:`max_unpool3d`."""
 
-    nd = 1
-
-    def __init__(self, padding: Any):
-        super().__init__(padding, 0.0)
-
-
-class _CircularPadNd(_PadNd):
-    mode = "circular"
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        if input.dims not in (self.nd + 1, self.nd + 2):
-            raise ShapeError(f"{type(self).__name__}: expected a {self.nd + 1}-D or {self.nd + 2}-D input, got shape "
-                             f"{input.shape}")
-        return pad(input, self.padding, "circular")
-
-
-class CircularPad1d(_CircularPadNd):
-    """``torch.nn.CircularPad1d(padding)``: wrap the last dim around of a (C, L) or (N, C, L) input."""
-
-    nd = 1
-
-
-class CircularPad2d(_CircularPadNd):
-    """``torch.nn.CircularPad2d(padding)``: wrap the last two dims around of a (C, H, W) or (N, C, H, W) input."""
+    nd = 3
