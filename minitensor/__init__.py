@@ -64,11 +64,11 @@ from .errors import (
 )
 from .function_forms import export as _export
 from .function_forms import tensor_first as _tensor_first
+from .generators import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .linalg import *  # noqa: F403
 from .linalg_cholesky import *  # noqa: F403
 from .linalg_solve import *  # noqa: F403
 from .module import Module, Parameter
-from .generators import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .scalar import Scalar
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403
