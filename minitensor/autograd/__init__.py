@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .autodiff import (
+from ..autodiff import (
     Context,
     History,
     enable_grad,
@@ -14,11 +14,11 @@ from .autodiff import (
     no_grad,
     set_grad_enabled,
 )
-from .backward import run_backward
-from .errors import GradientError, ShapeError
-from .tensor import Tensor
-from .tensor_data import shape_broadcast
-from .tensor_functions import TensorFunction
+from ..backward import run_backward
+from ..errors import GradientError, ShapeError
+from ..tensor import Tensor
+from ..tensor_data import shape_broadcast
+from ..tensor_functions import TensorFunction
 
 __all__ = [
     "Function",
@@ -153,3 +153,6 @@ def _expands_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
         return shape_broadcast(shape, target) == target
     except ShapeError:
         return False
+
+
+from . import functional  # noqa: E402, F401 - torch.autograd.functional, built on grad above
