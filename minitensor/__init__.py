@@ -9,7 +9,10 @@ from . import (
     linalg_cholesky,
     linalg_decomp,
     linalg_extra,
+    linalg_householder,
+    linalg_ldl,
     linalg_lstsq,
+    linalg_lu,
     linalg_norms,
     linalg_solve,
     linalg_svd,
@@ -110,8 +113,11 @@ for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # 
 for _name, _fn in {**linalg_norms.LINALG, **linalg_extra.LINALG, **linalg_decomp.LINALG, **linalg_svd.LINALG,
                    **linalg_lstsq.LINALG}.items():  # torch.linalg.vector_norm, matrix_exp, qr, eigh, svd, lstsq, ...
     setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
+for _name, _fn in {**linalg_lu.LINALG, **linalg_ldl.LINALG, **linalg_householder.LINALG}.items():  # torch.linalg.lu, ldl_factor, ...
+    setattr(linalg, _name, _tensor_first(_fn, f"linalg.{_name}"))
 del _name, _fn
 _export(globals(), (linalg_decomp, linalg_svd, linalg_lstsq))  # mt.qr, mt.svd, mt.pinverse
+_export(globals(), (linalg_lu, linalg_householder))  # mt.lu, mt.lu_unpack, mt.lu_solve, mt.orgqr
 matrix_exp = _tensor_first(linalg_extra.matrix_exp, "matrix_exp")  # torch.matrix_exp (its parameter is named A)
 linalg.LinAlgError = LinAlgError  # type: ignore[attr-defined]  # torch.linalg.LinAlgError
 

@@ -1,5 +1,5 @@
 """Triangular solves, the ``_ex`` variants of the factorizations, tensor inverses and solves, and the matrix
-exponential: ``linalg.solve_triangular inv_ex solve_ex cholesky_ex lu_factor_ex tensorinv tensorsolve
+exponential: ``linalg.solve_triangular inv_ex solve_ex cholesky_ex tensorinv tensorsolve
 matrix_exp`` (also ``mt.matrix_exp`` and ``Tensor.matrix_exp``).
 
 As in :mod:`minitensor.linalg_solve`, no new kernels: ``solve_triangular`` is a Function over the column-update
@@ -28,28 +28,25 @@ from .errors import LinAlgError, ShapeError
 from .linalg_cholesky import Cholesky, cholesky_factor
 from .linalg_norms import _check_tensor, matrix_norm
 from .linalg_solve import (
-    LU_ZERO_PIVOT,
     Factors,
     Inverse,
     Solve,
     as_shape,
     batch_prefix,
-    check_float,
+    broadcast_batch,
     check_square,
     diagonal_of,
     eye_like,
     factor,
     first_failure,
-    is_vector_rhs,
     linalg_inv,
     linalg_solve,
-    lu_factor_unchecked,
     lu_solve,
     raise_if_singular,
+    solve_operands,
     substitute_,
 )
 from .tensor_compare import where
-from .tensor_data import shape_broadcast
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -74,22 +71,6 @@ class CholeskyExResult(NamedTuple):
 
     L: Tensor
     info: Tensor
-
-
-class LUFactorExResult(NamedTuple):
-    """(LU, pivots, info), as ``torch.return_types.linalg_lu_factor_ex``."""
-
-    LU: Tensor  # noqa: N815 - PyTorch's field name
-    pivots: Tensor
-    info: Tensor
-
-
-def _broadcast_batch(name: str, A: Tensor, B: Tensor, a: Tensor, b: Tensor) -> tuple[int, ...]:  # noqa: N803
-    """The broadcast batch shape of the matrices a and b (ShapeError naming A's and B's shapes)."""
-    try:
-        return shape_broadcast(a.shape[:-2], b.shape[:-2])
-    except ShapeError:
-        raise ShapeError(f"{name}: the batch dims of A {A.shape} and B {B.shape} do not broadcast") from None
 
 
 # --- solve_triangular ---
@@ -137,7 +118,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
         raise ShapeError(f"{name}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
                          f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     a, b, up = (A, B, upper) if left else (A.mT, B.mT, not upper)  # X A = B is A^T X^T = B^T
-    batch = _broadcast_batch(name, A, B, a, b)
+    batch = broadcast_batch(name, A, B, a, b)
     x = TriangularSolve.apply(a.expand(*batch, n, n), b.cast(A.dtype).expand(*batch, *b.shape[-2:]), up, unitriangular)
     return x if left else x.mT
 
@@ -196,25 +177,8 @@ def _expanded(f: Factors, own: tuple[int, ...], batch: tuple[int, ...]) -> Facto
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False) -> SolveExResult:  # noqa: N803
     """(result, info): ``linalg.solve``'s X, and info (A's batch shape, int32) as in :func:`inv_ex` (X is then inf or
     nan); ``check_errors``: LinAlgError instead. A is factored once, whatever B's batch."""
-    name = "linalg.solve"
-    check_square(name, A)
-    _check_tensor("linalg.solve_ex", "B", 2, B)
-    A._check_backend(B)
-    dtype = dtypes.result_type(A, B)
-    check_float(name, B if dtype.kind != "f" else A)
-    if B.dims == 0:
-        raise ShapeError(f"{name}: The input tensor B must have at least 2 dimensions. (shape ())")
-    vector = is_vector_rhs(A, B)
-    rhs = B.unsqueeze(-1) if vector else B
+    b, vector, dtype, batch = solve_operands("linalg.solve", "linalg.solve_ex", A, B, left)
     n = A.shape[-1]
-    if (rhs.shape[-2] if left else rhs.shape[-1]) != n:
-        raise ShapeError(f"{name}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
-                         f"({n}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
-    if vector and not left:
-        raise ShapeError(f"{name}: Vector broadcasting of the left hand side is not supported for left=False. "
-                         "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-    b = rhs if left else rhs.mT  # X A = B is A^T X^T = B^T: solved with A's factors, transposed
-    batch = _broadcast_batch(name, A, B, A, b)
     a = A.cast(dtype)
     f = factor(a)
     if check_errors:
@@ -240,17 +204,6 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
                               f"because the input is not positive-definite (the leading minor of order {order} is not "
                               "positive-definite).")
     return CholeskyExResult(Cholesky.apply(A, lower, upper), first_true(bad, A.shape[:-2]))
-
-
-def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:  # noqa: N803
-    """(LU, pivots, info): ``linalg.lu_factor``'s and info (*) int32, the position of U's first zero diagonal element
-    (0 when none); ``check_errors``: LinAlgError instead."""
-    (lu, pivots), f = lu_factor_unchecked(A, pivot)
-    if check_errors:
-        raise_if_singular("torch.linalg.lu_factor_ex", A, f, LU_ZERO_PIVOT)
-    with no_grad():
-        bad = lu.diagonal(0, -2, -1) == 0
-    return LUFactorExResult(lu, pivots, first_true(bad, A.shape[:-2]))
 
 
 # --- tensor inverses and solves ---
@@ -337,7 +290,7 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
 
 LINALG: dict[str, Callable[..., Any]] = {
     "solve_triangular": solve_triangular, "inv_ex": inv_ex, "solve_ex": solve_ex, "cholesky_ex": cholesky_ex,
-    "lu_factor_ex": lu_factor_ex, "tensorinv": tensorinv, "tensorsolve": tensorsolve, "matrix_exp": matrix_exp,
+    "tensorinv": tensorinv, "tensorsolve": tensorsolve, "matrix_exp": matrix_exp,
 }
 """The ``mt.linalg`` functions of this module, by their PyTorch names."""
 

@@ -1,6 +1,6 @@
 """Square linear systems (the ``SolveMethods`` mixin) and the matching ``mt.`` and ``mt.linalg`` functions: the LU
 factorization with partial pivoting and what it gives, ``det slogdet logdet inverse`` (``linalg.det slogdet inv
-solve lu_factor``).
+solve``); ``linalg.lu_factor`` and the rest of the LU family are in linalg_lu.py.
 
 No new kernels: the factorization is n steps of batched tensor ops under ``no_grad`` (pick the pivot with a max
 reduction, swap rows with a gather, scale the column below the pivot and subtract a rank-1 update from the trailing
@@ -40,13 +40,6 @@ class SlogdetResult(NamedTuple):
 
     sign: Tensor
     logabsdet: Tensor
-
-
-class LUFactorResult(NamedTuple):
-    """(LU, pivots), as ``torch.return_types.linalg_lu_factor``."""
-
-    LU: Tensor  # noqa: N815 - PyTorch's field name
-    pivots: Tensor
 
 
 # --- checks ---
@@ -263,19 +256,6 @@ class Solve(F.TensorFunction):
         return grad_a, grad_b, None
 
 
-class LUFactor(F.TensorFunction):
-    """The packed LU factors; minitensor has no derivative for them."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, f: Factors) -> Tensor:
-        return as_shape(f.lu, a.shape)
-
-    @staticmethod
-    def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None]:
-        raise NotImplementedError("linalg.lu_factor has no derivative in minitensor; differentiate through "
-                                  "linalg.solve, linalg.inv or linalg.det instead")
-
-
 # --- the public ops ---
 
 
@@ -318,67 +298,66 @@ def is_vector_rhs(A: Tensor, B: Tensor) -> bool:  # noqa: N803
     return B.dims == 1 or (B.dims == A.dims - 1 and B.shape == A.shape[:-1])
 
 
+def check_rhs(name: str, n: int, rhs: Tensor, left: bool) -> None:
+    """ShapeError unless the matrices of rhs fit an n x n A: (*, n, k) for AX = B (``left``), (*, k, n) for XA = B."""
+    if (rhs.shape[-2] if left else rhs.shape[-1]) != n:
+        raise ShapeError(f"{name}: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                         f"({n}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
+
+
+def broadcast_batch(name: str, A: Tensor, B: Tensor, a: Tensor, b: Tensor) -> tuple[int, ...]:  # noqa: N803
+    """The broadcast batch shape of the matrices a and b (ShapeError naming A's and B's shapes)."""
+    try:
+        return shape_broadcast(a.shape[:-2], b.shape[:-2])
+    except ShapeError:
+        raise ShapeError(f"{name}: the batch dims of A {A.shape} and B {B.shape} do not broadcast") from None
+
+
+class SolveOperands(NamedTuple):
+    """``linalg.solve``'s operands checked: ``b`` the matrices (*, n, k) to solve A x = b for (B, a vector as a
+    column; B^T when not ``left``, as X A = B is A^T X^T = B^T), whether B is a vector, the promoted dtype and the
+    broadcast batch shape."""
+
+    b: Tensor
+    vector: bool
+    dtype: np.dtype
+    batch: tuple[int, ...]
+
+
+def solve_operands(name: str, caller: str, A: Tensor, B: Any, left: bool) -> SolveOperands:  # noqa: N803
+    """The checks of ``linalg.solve`` and ``solve_ex`` (``caller`` names the function in the TypeError for a
+    non-tensor B): A (*, n, n) float, B (*, n, k) or a batch of vectors (see :func:`is_vector_rhs`), batch dims that
+    broadcast, no vector B with ``left=False``."""
+    check_square(name, A)
+    if not is_tensor(B):
+        raise TypeError(f"{caller}(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
+    A._check_backend(B)
+    dtype = dtypes.result_type(A, B)
+    check_float(name, B if dtype.kind != "f" else A)
+    if B.dims == 0:
+        raise ShapeError(f"{name}: The input tensor B must have at least 2 dimensions. (shape ())")
+    vector = is_vector_rhs(A, B)
+    rhs = B.unsqueeze(-1) if vector else B
+    check_rhs(name, A.shape[-1], rhs, left)
+    if vector and not left:
+        raise ShapeError(f"{name}: Vector broadcasting of the left hand side is not supported for left=False. "
+                         "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    b = rhs if left else rhs.mT
+    return SolveOperands(b, vector, dtype, broadcast_batch(name, A, B, A, b))
+
+
 def linalg_solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
     """X with A X = B (``left=False``: X A = B) for A (*, n, n) and B (*, n, k) or a batch of vectors (*, n) (see
     :func:`is_vector_rhs`); batch dims broadcast; A and B of different dtypes are promoted."""
-    check_square("linalg.solve", A)
-    if not is_tensor(B):
-        raise TypeError(f"linalg.solve(): argument 'B' (position 2) must be Tensor, not {type(B).__name__}")
-    A._check_backend(B)
-    dtype = dtypes.result_type(A, B)
-    check_float("linalg.solve", B if dtype.kind != "f" else A)
-    vector = is_vector_rhs(A, B)
-    if B.dims == 0:
-        raise ShapeError("linalg.solve: The input tensor B must have at least 2 dimensions. (shape ())")
-    rhs = B.unsqueeze(-1) if vector else B
+    b, vector, dtype, batch = solve_operands("linalg.solve", "linalg.solve", A, B, left)
     n = A.shape[-1]
-    if (rhs.shape[-2] if left else rhs.shape[-1]) != n:
-        raise ShapeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
-                         f"({n}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
-    if vector and not left:
-        raise ShapeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
-                         "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-    a, b = (A, rhs) if left else (A.mT, rhs.mT)
-    try:
-        batch = shape_broadcast(a.shape[:-2], b.shape[:-2])
-    except ShapeError:
-        raise ShapeError(f"linalg.solve: the batch dims of A {A.shape} and B {B.shape} do not broadcast") from None
-    a = a.cast(dtype).expand(*batch, n, n)
+    a = (A if left else A.mT).cast(dtype).expand(*batch, n, n)
     b = b.cast(dtype).expand(*batch, *b.shape[-2:])
     f = factor(a)
     raise_if_singular("torch.linalg.solve", a, f, "The solver failed because the input matrix is singular.")
     x = Solve.apply(a, b, f)
     x = x if left else x.mT
     return x.squeeze(-1) if vector else x
-
-
-def linalg_lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
-    """(LU, pivots) of each matrix of A (*, m, n), as LAPACK's getrf: L's multipliers below the diagonal and U on
-    and above it; pivots (*, min(m, n)) int32, 1-based (row i was swapped with row pivots[i] - 1). No gradient
-    (backward raises NotImplementedError)."""
-    if not is_tensor(A):
-        raise TypeError(f"linalg.lu_factor(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if A.dims < 2:
-        raise ShapeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
-    result, f = lu_factor_unchecked(A, pivot)
-    raise_if_singular("torch.linalg.lu_factor", A, f, LU_ZERO_PIVOT)
-    return result
-
-
-LU_ZERO_PIVOT = ("U[{k},{k}] is zero and using it on lu_solve would result in a division by zero. If you still want to "
-                 "perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
-"""PyTorch's message for a zero on U's diagonal in ``lu_factor`` (``{k}``: its 1-based position)."""
-
-
-def lu_factor_unchecked(A: Tensor, pivot: bool = True) -> tuple[LUFactorResult, Factors]:  # noqa: N803
-    """:func:`linalg_lu_factor` without the singularity check, and the factors (for ``lu_factor_ex``)."""
-    check_float("linalg.lu_factor", A)
-    if not pivot:
-        raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented")
-    f = factor(A)
-    with no_grad():
-        pivots = (f.pivots + 1).cast(dtypes.int32).view(*A.shape[:-2], f.pivots.shape[-1])
-    return LUFactorResult(LUFactor.apply(A, f), pivots), f
 
 
 def det(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -413,8 +392,7 @@ class SolveMethods:
     inverse = inverse
 
 
-LINALG: dict[str, Callable[..., Any]] = {"det": linalg_det, "slogdet": linalg_slogdet, "inv": linalg_inv, "solve": linalg_solve,
-          "lu_factor": linalg_lu_factor}
+LINALG: dict[str, Callable[..., Any]] = {"det": linalg_det, "slogdet": linalg_slogdet, "inv": linalg_inv, "solve": linalg_solve}
 """The ``mt.linalg`` functions of this module, by their PyTorch names."""
 
 __all__ = ["det", "slogdet", "logdet", "inverse"]
