@@ -24,32 +24,20 @@ from ...autodiff import no_grad
 from ...creation import eye, randn, zeros
 from ...linalg_decomp import householder, linalg_qr
 from ...linalg_extra import matrix_exp
+from ...linalg_householder import householder_product
 from ...linalg_solve import linalg_solve
 from ...module import Module
 from ...tensor import Tensor
 from ...tensor_join import cat, stack
 from . import parametrize
 
-__all__ = ["orthogonal", "householder_product"]
+__all__ = ["orthogonal"]
 
 
 class OrthMaps(enum.Enum):
     matrix_exp = enum.auto()
     cayley = enum.auto()
     householder = enum.auto()
-
-
-def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803 - torch's names
-    """The first k columns of H_1 ... H_k for A (*, n, k), tau (*, k): H_j = I - tau_j v_j v_j^T, v_j column j of
-    A below the diagonal with a 1 on it (A's upper triangle and diagonal are not read); differentiable."""
-    n, k = A.shape[-2:]
-    unit = eye(n, k, dtype=A.dtype, backend=A.backend)
-    vectors = A.tril(-1) + unit
-    q = unit.expand(*A.shape[:-2], n, k)
-    for j in range(k - 1, -1, -1):
-        v = vectors.narrow(-1, j, 1)
-        q = q - v @ (tau.narrow(-1, j, 1).unsqueeze(-1) * (v.mT @ q))
-    return q
 
 
 def _is_orthogonal(q: Tensor) -> bool:
