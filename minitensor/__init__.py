@@ -5,6 +5,7 @@ The public names follow PyTorch: ``minitensor`` is ``torch``, ``minitensor.nn`` 
 
 # ruff: noqa: F401 - this module re-exports the public API
 from . import (
+    creation_asarray,
     linalg,
     linalg_cholesky,
     linalg_decomp,
@@ -23,6 +24,8 @@ from . import (
     tensor_build,
     tensor_compare,
     tensor_counting,
+    tensor_gradient,
+    tensor_igamma,
     tensor_index,
     tensor_index_write,
     tensor_integrate,
@@ -41,6 +44,7 @@ from . import (
     tensor_shape,
     tensor_softmax,
     tensor_stats,
+    tensor_strided,
     tensor_trig,
 )
 from .autodiff import Context, Function, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -59,6 +63,7 @@ from .errors import (
     IndexOutOfRangeError,
     LinAlgError,
     MinitensorError,
+    NoDerivativeError,
     NonContiguousError,
     PermutationError,
     RaggedDataError,
@@ -118,6 +123,7 @@ for _name, _fn in {**linalg_lu.LINALG, **linalg_ldl.LINALG, **linalg_householder
 del _name, _fn
 _export(globals(), (linalg_decomp, linalg_svd, linalg_lstsq))  # mt.qr, mt.svd, mt.pinverse
 _export(globals(), (linalg_lu, linalg_householder))  # mt.lu, mt.lu_unpack, mt.lu_solve, mt.orgqr
+_export(globals(), (tensor_igamma, tensor_strided, tensor_gradient, creation_asarray))  # mt.igamma, adjoint, gradient, asarray
 matrix_exp = _tensor_first(linalg_extra.matrix_exp, "matrix_exp")  # torch.matrix_exp (its parameter is named A)
 linalg.LinAlgError = LinAlgError  # type: ignore[attr-defined]  # torch.linalg.LinAlgError
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes, tensor_random
 from .backends import Backend, get_backend
 from .dtypes import as_dtype
-from .errors import DTypeError, RaggedDataError, ShapeError
+from .errors import DTypeError, RaggedDataError
 from .random_state import generator, rng_for
 from .tensor import Tensor
 from .tensor_data import size_arg
@@ -348,33 +348,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial(): argument 'input' must be Tensor, not {type(input).__name__}")
-    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
-        raise TypeError(f"multinomial(): argument 'num_samples' must be int, not {type(num_samples).__name__}")
-    if input.dim() not in (1, 2):
-        raise ShapeError(f"multinomial(): prob_dist must be 1 or 2 dim, got shape {input.shape}")
-    if input.dtype.kind != "f":
-        raise DTypeError(f"multinomial(): only floating point weights are supported, got {input.dtype}")
-    categories = input.shape[-1]
-    if num_samples <= 0:
-        raise ValueError(f"multinomial(): cannot sample num_samples={num_samples} <= 0 samples")
-    if not replacement and num_samples > categories:
-        raise ValueError(f"multinomial(): cannot sample n_sample={num_samples} > prob_dist.size(-1)={categories} "
-                         "samples without replacement")
-    weights = np.atleast_2d(input.to_numpy().astype(np.float64))
-    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("multinomial(): probability tensor contains either inf, nan or element < 0")
-    rng = rng_for(generator)
-    samples = np.empty((weights.shape[0], num_samples), dtype=np.int64)
-    for row, w in enumerate(weights):
-        total = w.sum()
-        if not total > 0:
-            raise ValueError(f"multinomial(): invalid distribution in row {row} (sum of probabilities <= 0)")
-        if not replacement and np.count_nonzero(w) < num_samples:
-            raise ValueError(f"multinomial(): row {row} has {np.count_nonzero(w)} non-zero categories, fewer than "
-                             f"num_samples={num_samples} drawn without replacement")
-        samples[row] = rng.choice(categories, size=num_samples, replace=replacement, p=w / total)
-    out = samples if input.dim() == 2 else samples[0]
-    return tensor(out, dtype=dtypes.int64, backend=input.backend)
+    return tensor_random.multinomial(input, num_samples, replacement, generator=generator)
 
 
 __all__ = [

@@ -49,6 +49,10 @@ class HigherOrderGradError(GradientError, NotImplementedError):
     """``create_graph=True`` reached a Function whose backward is not differentiable (named in the message)."""
 
 
+class NoDerivativeError(GradientError, NotImplementedError):
+    """A backward through an argument PyTorch has no derivative for (igamma's ``a``, geqrf)."""
+
+
 class DTypeError(MinitensorError, TypeError):
     """An unsupported dtype."""
 

@@ -1,7 +1,8 @@
 """The rest of the top-level ``mt.`` namespace that PyTorch has: the ``nn.functional`` ops torch also exposes as
 ``torch.conv2d``, ``torch.layer_norm``, ... (with the top-level signatures, which sometimes differ from
 ``F``'s: ``torch.dropout(input, p, train)``, ``torch.embedding(weight, indices)``, ``torch.kl_div``'s integer
-``reduction``), the in-place forms ``mt.exp_(x)``, ``mt.zero_(x)`` ..., and the functions of
+``reduction``), the in-place forms ``mt.exp_(x)``, ``mt.zero_(x)`` ..., ``mt.detach``, ``mt.fill``, ``mt.vmap``
+(``mt.func.vmap``), and the functions of
 :mod:`~minitensor.type_info`, :mod:`~minitensor.windows`, :mod:`~minitensor.tensor_put` and
 :mod:`~minitensor.printing`.
 
@@ -20,6 +21,7 @@ from typing import Any
 from . import printing, tensor_put, type_info, windows
 from .creation import rand
 from .errors import ShapeError
+from .func import vmap
 from .function_forms import TENSOR_FIRST, export, tensor_first
 from .nn import functional as F
 from .tensor import Tensor
@@ -28,8 +30,8 @@ from .tensor import Tensor
 
 SAME_AS_F = (
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "bilinear", "pixel_shuffle", "pixel_unshuffle",
-    "cosine_similarity", "pairwise_distance", "pdist", "avg_pool1d", "adaptive_avg_pool1d", "channel_shuffle", "prelu",
-    "hardshrink",
+    "cosine_similarity", "pairwise_distance", "pdist", "avg_pool1d", "adaptive_avg_pool1d", "channel_shuffle", "conv3d",
+    "conv_transpose3d",
 )  # fmt: skip
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -214,6 +216,17 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight)
 
 
+def detach(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.detach()``: the same storage without history (a new leaf that does not require grad)."""
+    return input.detach()
+
+
+def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """A copy of ``input`` (its shape, dtype and backend) filled with ``value``, a number or a 0-d tensor (whose
+    gradient is the sum of the incoming one; input's is zero)."""
+    return input.clone().fill_(value)
+
+
 NEEDS_F: dict[str, tuple[str, ...]] = {
     "instance_norm": ("instance_norm",), "alpha_dropout": ("alpha_dropout",), "alpha_dropout_": ("alpha_dropout",),
     "feature_alpha_dropout": ("feature_alpha_dropout",), "feature_alpha_dropout_": ("feature_alpha_dropout",),
@@ -226,7 +239,7 @@ WRAPPERS = (
     "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding", "dropout", "dropout_", "feature_dropout",
     "feature_dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
     "max_pool1d", "max_pool2d", "adaptive_max_pool1d", "threshold", "threshold_", "selu", "selu_", "celu", "celu_",
-    "rrelu", "rrelu_", "kl_div", "binary_cross_entropy_with_logits",
+    "rrelu", "rrelu_", "kl_div", "binary_cross_entropy_with_logits", "detach", "fill",
 )  # fmt: skip
 
 # --- in-place forms of Tensor methods ---
@@ -269,6 +282,7 @@ def _namespace() -> dict[str, Any]:
     for name, fn in functions.items():
         first = next(iter(inspect.signature(fn).parameters))
         out[name] = tensor_first(fn, name) if first in TENSOR_FIRST else fn
+    out["vmap"] = vmap
     export(out, (tensor_put, type_info))
     for module in (windows, printing):
         out.update({name: getattr(module, name) for name in module.__all__})

@@ -35,6 +35,7 @@ from .operators_elementary import (  # noqa: F401 - re-exported for the op table
     sinh,
     tan,
 )
+from .operators_igamma import igamma, igammac  # noqa: F401 - re-exported for the op tables
 from .operators_special import (  # noqa: F401 - re-exported for the op tables and the backends
     HUGE,
     LOG_MAX_FLOAT,
@@ -47,7 +48,8 @@ from .operators_special import (  # noqa: F401 - re-exported for the op tables a
     polygamma,
 )
 
-JIT_MODULES = ("minitensor.operators_elementary", "minitensor.operators_special", "minitensor.operators")
+JIT_MODULES = ("minitensor.operators_elementary", "minitensor.operators_special", "minitensor.operators_igamma",
+               "minitensor.operators")
 """The modules whose functions the ``fast`` and ``cuda`` backends compile (``simple`` calls them as they are)."""
 
 EPS = 1e-6
@@ -492,6 +494,8 @@ BINARY_OPS: dict[str, Callable[..., Any]] = {
     "atan2": atan2,
     "polygamma": polygamma,
     "ive": ive,
+    "igamma": igamma,
+    "igammac": igammac,
     "gcd": gcd,
     "bitwise_and": bitwise_and,
     "bitwise_or": bitwise_or,

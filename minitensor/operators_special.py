@@ -1,5 +1,5 @@
-"""Scalar special functions: the gamma family (lgamma, digamma, polygamma), erfc, erfinv and the exponentially
-scaled modified Bessel functions ive (orders 0 and 1).
+"""Scalar special functions: the gamma family (lgamma, digamma, polygamma, the regularized incomplete gamma functions
+igamma and igammac), erfc, erfinv and the exponentially scaled modified Bessel functions ive (orders 0 and 1).
 
 The same contract as :mod:`minitensor.operators` (which re-exports these and names them in its op tables): Python
 floats in and out, only ``math``, written so that Numba compiles them unchanged for the ``fast`` and ``cuda``
@@ -21,7 +21,7 @@ EULER_MACLAURIN = (1.0 / 12.0, -1.0 / 720.0, 1.0 / 30240.0, -1.0 / 1209600.0, 1.
                    43867.0 / 5109094217170944000.0, -174611.0 / 802857662698291200000.0)
 
 
-OUT_OF_LINE = frozenset({"lgamma", "digamma", "polygamma", "erfinv"})
+OUT_OF_LINE = frozenset({"lgamma", "digamma", "polygamma", "erfinv", "igamma", "igammac"})
 """Long series that compiled kernels call instead of inlining at every call site (inlining them multiplied a
 kernel's compile time; the call costs nothing next to their loops)."""
 
@@ -44,10 +44,14 @@ def _lgamma_pos(x: float) -> float:
             prod *= x
             x += 1.0
         shift = -math.log(prod)
+    return shift + ((x - 0.5) * math.log(x) - x + HALF_LOG_2PI + _stirling_series(x))
+
+
+def _stirling_series(x: float) -> float:
+    """log Gamma(x) - ((x - 1/2) log x - x + log(2 pi)/2) = sum_k B_2k / (2k (2k-1) x^(2k-1)), k <= 8, for x >= 10"""
     z = 1.0 / (x * x)
     tail = 1.0 / 1680 - z * (1.0 / 1188 - z * (691.0 / 360360 - z * (1.0 / 156 - z * 3617.0 / 122400)))
-    series = (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * tail))) / x
-    return shift + ((x - 0.5) * math.log(x) - x + HALF_LOG_2PI + series)
+    return (1.0 / 12 - z * (1.0 / 360 - z * (1.0 / 1260 - z * tail))) / x
 
 
 def lgamma(x: float) -> float:

@@ -1,7 +1,8 @@
 """``mt.special``: torch.special's names for the element-wise special functions (re-exports and short compositions).
 
 ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``, ``expit`` is ``sigmoid``, ``multigammaln`` is ``mvlgamma``; the
-modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e`` are tensor_numeric.py's; ``ndtr`` is Phi(x) = erfc(-x / sqrt 2) / 2
+modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e`` are tensor_numeric.py's, ``gammainc`` and ``gammaincc``
+tensor_igamma.py's igamma and igammac; ``ndtr`` is Phi(x) = erfc(-x / sqrt 2) / 2
 (no cancellation in the left tail), ``log_ndtr`` its log (Phi's asymptotic series below x = -20, where Phi
 underflows in float64 near x = -38).
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from .operators import SQRT1_2
 from .operators_special import HALF_LOG_2PI
 from .tensor_arith import xlogy
+from .tensor_igamma import igamma, igammac
 from .tensor_math import _float_input, digamma, erf, erfc, erfinv, exp2, expm1, lgamma, log1p, polygamma, sigmoid
 from .tensor_numeric import i0, mvlgamma, special_i0e, special_i1, special_i1e
 from .tensor_pointwise import logit
@@ -24,6 +26,7 @@ LOG_NDTR_SPLIT = -20.0
 
 gammaln, psi, expit = lgamma, digamma, sigmoid
 i0e, i1, i1e, multigammaln = special_i0e, special_i1, special_i1e, mvlgamma
+gammainc, gammaincc = igamma, igammac
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -46,4 +49,5 @@ def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
 
 
 __all__ = ["erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "polygamma", "expit", "logit", "xlogy", "log1p",
-           "expm1", "exp2", "ndtr", "log_ndtr", "i0", "i0e", "i1", "i1e", "multigammaln"]
+           "expm1", "exp2", "ndtr", "log_ndtr", "i0", "i0e", "i1", "i1e", "multigammaln",
+           "gammainc", "gammaincc"]

@@ -18,6 +18,7 @@ from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .linalg_cholesky import CholeskyMethods
 from .linalg_lstsq import DecompMethods
+from .linalg_methods import FactorMethods
 from .linalg_solve import SolveMethods
 from .printing import array2string_options
 from .tensor_arith import ArithMethods
@@ -27,6 +28,7 @@ from .tensor_build import BuildMethods
 from .tensor_compare import CompareMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_factory import FactoryMethods
+from .tensor_igamma import IgammaMethods
 from .tensor_index import IndexMethods
 from .tensor_index_write import IndexWriteMethods
 from .tensor_inplace import InplaceMethods
@@ -47,6 +49,7 @@ from .tensor_select import SelectMethods
 from .tensor_shape import ShapeMethods
 from .tensor_softmax import SoftmaxMethods
 from .tensor_stats import StatsMethods
+from .tensor_strided import StridedMethods
 from .tensor_trig import TrigMethods
 
 CONSTANT_CACHE_SIZE = 256
@@ -57,7 +60,8 @@ class Tensor(
     AutogradMethods, FactoryMethods, OperatorMethods, InplaceMethods, IndexMethods, MathMethods, ArithMethods, PointwiseMethods,
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
     BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, DecompMethods, BuildMethods,
-    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods, PutMethods,
+    IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods, PutMethods, StridedMethods,
+    IgammaMethods, FactorMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -68,12 +72,14 @@ class Tensor(
     (frac, copysign, fmax, ...: tensor_pointwise.py), comparisons, logical and bitwise ops, selection and closeness
     (tensor_compare.py), reductions (tensor_reduce.py), NaN-ignoring and paired reductions (tensor_stats.py), softmax
     and log_softmax (tensor_softmax.py), scans and sorting (tensor_order.py), splitting, rotation, flat indexing and
-    running extremes (tensor_select.py), indexing (tensor_index.py), views (tensor_shape.py), broadcasting and grids
+    running extremes (tensor_select.py), indexing (tensor_index.py), views (tensor_shape.py; unfold, H, mH, adjoint:
+    tensor_strided.py), broadcasting and grids
     (tensor_broadcast.py), joining and copying (tensor_join.py), linear algebra (linalg.py), its composite products
     (trace, kron, addmm, ...: tensor_products.py), determinants and inverses (det, slogdet, logdet, inverse:
     linalg_solve.py), the Cholesky factor and renorm (linalg_cholesky.py), qr, svd and pinverse (linalg_lstsq.py),
     reducing scatters and embedding copies (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc
-    (tensor_misc.py), gcd, frexp, i0, mvlgamma
+    (tensor_misc.py), igamma and igammac (tensor_igamma.py), the factorization methods lu, lu_solve, geqrf, orgqr,
+    ormqr (linalg_methods.py), gcd, frexp, i0, mvlgamma
     and the counting methods histogram, unique_consecutive, index_reduce (tensor_numeric.py); this file holds the
     core: properties, raw kernel calls, deep copy and conversion.
     """
@@ -347,6 +353,16 @@ class Tensor(
             else:
                 out = out.cast(dtypes.as_dtype(target))
         return out
+
+    def cpu(self) -> Tensor:
+        """``to("cpu")``: this tensor on the default CPU backend (itself when it is there)."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """``to("cuda")`` (raising as it does without a GPU or simulator); one device: None, 0, "cuda" or "cuda:0"."""
+        if device not in (None, 0, "cuda", "cuda:0") and getattr(device, "name", None) != "cuda":
+            raise BackendError(f"cuda(): invalid device {device!r}: minitensor has one cuda device (None, 0 or 'cuda')")
+        return self.to("cuda")
 
     def cast(self, dtype: Any) -> Tensor:
         """This tensor converted to ``dtype`` (itself when it already has it)."""

@@ -1,5 +1,5 @@
 """Counting values and combinations (the ``MiscMethods`` mixin) and the matching ``mt.`` functions: mode, histc,
-combinations.
+combinations; and the two activations PyTorch also has as Tensor methods, hardshrink and prelu (``F``'s are in nn).
 
 Each is a composition of existing kernels: mode sorts each slice, numbers the runs of equal values with a cumulative
 sum and counts them with ``scatter_add``, then gathers the chosen element, so its gradient reaches that element;
@@ -113,8 +113,33 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     return F.Gather.apply(input, 0, input._lift(rows, dtypes.int64)).reshape(count, r)
 
 
+# --- activations that are Tensor methods too ---
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """x where |x| > lambd, else 0 (NaN stays NaN); the gradient is 1 outside [-lambd, lambd], 0 inside"""
+    return input.masked_fill((input >= -lambd) & (input <= lambd), 0.0)
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """x for x > 0, weight * x otherwise (gradient ``weight`` at 0, as torch): ``weight`` of input's dtype holds one
+    slope (one element) or one per channel (dim 1; a 1-D or 0-D input has one channel)"""
+    if not _is_tensor(weight):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not {type(weight).__name__}")
+    if weight.dtype != input.dtype:
+        raise DTypeError(f"prelu: Type promoting not supported. Got {input.dtype} input and {weight.dtype} weight")
+    if weight.dims > 1:
+        raise ShapeError(f"prelu: weight must be a scalar or a 1-D tensor, got shape {weight.shape}")
+    n, channels = weight.numel(), input.shape[1] if input.dims >= 2 else 1
+    if n != 1 and n != channels:
+        raise ShapeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and "
+                         f"channel size = {channels} (input shape {input.shape}).")
+    w = weight.reshape(*(n if d == 1 else 1 for d in range(input.dims)))
+    return input.where(input > 0, input * w)
+
+
 class MiscMethods:
-    """mode and histc methods of Tensor."""
+    """mode, histc, hardshrink and prelu methods of Tensor."""
 
     def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
         return mode(self, dim, keepdim)  # type: ignore[arg-type]
@@ -122,5 +147,11 @@ class MiscMethods:
     def histc(self, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
         return histc(self, bins, min, max)  # type: ignore[arg-type]
 
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        return hardshrink(self, lambd)  # type: ignore[arg-type]
 
-__all__ = ["mode", "histc", "combinations"]
+    def prelu(self, weight: Tensor) -> Tensor:
+        return prelu(self, weight)  # type: ignore[arg-type]
+
+
+__all__ = ["mode", "histc", "combinations", "hardshrink", "prelu"]

@@ -1,6 +1,6 @@
-"""Sampling from tensors of parameters (the ``RandomMethods`` mixin: ``bernoulli``, ``bernoulli_``) and the matching
-``mt.`` functions: bernoulli, poisson, randint_like and the tensor forms of normal (``mt.normal`` itself, with its
-float/float form, is in creation.py).
+"""Sampling from tensors of parameters (the ``RandomMethods`` mixin: ``bernoulli``, ``bernoulli_``, ``multinomial``)
+and the matching ``mt.`` functions: bernoulli, poisson, binomial, randint_like and the tensor forms of normal
+(``mt.normal`` itself, with its float/float form, and ``mt.multinomial`` are in creation.py).
 
 Values are drawn on the host from a NumPy generator (the shared one, or ``generator=``; random_state.py) and placed on
 the parameters' backend; bernoulli compares uniform draws with the probabilities there and normal scales standard
@@ -134,6 +134,72 @@ def poisson(input: Tensor, generator: GeneratorLike = None) -> Tensor:  # noqa: 
     return _attach(input._lift(counts.astype(input.dtype), input.dtype), input)
 
 
+class _NoBinomialDerivative(_Drawn):
+    """A binomial sample: PyTorch has no derivative with respect to its count or probability, so backward raises."""
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> tuple[Tensor | None, ...]:
+        raise GradientError("the derivative for 'binomial' is not implemented (as in PyTorch); draw from detached "
+                            "count and prob")
+
+
+def binomial(count: Tensor, prob: Tensor, generator: GeneratorLike = None) -> Tensor:
+    """Successes in floor(count[i]) trials of probability prob[i] (float tensors of one dtype, broadcast), as
+    ``count``'s dtype; counts must be >= 0 and probabilities in [0, 1] (ValueError; torch leaves those undefined)."""
+    for name, value in (("count", count), ("prob", prob)):
+        if not _is_tensor(value):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(value).__name__}")
+    if count.dtype.kind != "f":
+        raise DTypeError(f"binomial only supports floating-point dtypes for count, got: {count.dtype} (shape {count.shape})")
+    if prob.dtype != count.dtype:
+        raise DTypeError(f"binomial(): Found dtype {prob.dtype} for prob but expected {count.dtype} (count's)")
+    count._check_backend(prob)
+    shape = shape_broadcast(count.shape, prob.shape)
+    n, p = np.broadcast_to(count.to_numpy(), shape), np.broadcast_to(prob.to_numpy(), shape)
+    for what, values, ok in (("count", n, n >= 0), ("prob", p, (p >= 0) & (p <= 1))):
+        if not ok.all():
+            raise ValueError(f"binomial(): {what} must be {'>= 0' if what == 'count' else 'in [0, 1]'}, got "
+                             f"{_bad_entry(values, ok)}")
+    n = np.floor(np.where(np.isinf(n), 0, n)).astype(np.int64)
+    drawn = np.asarray(rng_for(generator).binomial(n, p)).astype(count.dtype)
+    sample = count._lift(drawn, count.dtype)
+    if not (is_grad_enabled() and (count.requires_grad or prob.requires_grad)):
+        return sample
+    return _NoBinomialDerivative.apply(sample, count, prob)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
+                generator: GeneratorLike = None) -> Tensor:
+    """``Tensor.multinomial`` and ``mt.multinomial``: category indices (int64, (num_samples,) or (rows, num_samples)) drawn with probability
+    proportional to the non-negative weights of 1-D or 2-D ``input``'s last dim, as ``mt.multinomial``."""
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        raise TypeError(f"multinomial(): argument 'num_samples' must be int, not {type(num_samples).__name__}")
+    if input.dims not in (1, 2):
+        raise ShapeError(f"multinomial(): prob_dist must be 1 or 2 dim, got shape {input.shape}")
+    if input.dtype.kind != "f":
+        raise DTypeError(f"multinomial(): only floating point weights are supported, got {input.dtype}")
+    categories = input.shape[-1]
+    if num_samples <= 0:
+        raise ValueError(f"multinomial(): cannot sample num_samples={num_samples} <= 0 samples")
+    if not replacement and num_samples > categories:
+        raise ValueError(f"multinomial(): cannot sample n_sample={num_samples} > prob_dist.size(-1)={categories} "
+                         "samples without replacement")
+    weights = np.atleast_2d(input.to_numpy().astype(np.float64))
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("multinomial(): probability tensor contains either inf, nan or element < 0")
+    rng = rng_for(generator)
+    samples = np.empty((weights.shape[0], num_samples), dtype=np.int64)
+    for row, w in enumerate(weights):
+        total, nonzero = w.sum(), np.count_nonzero(w)
+        if not total > 0:
+            raise ValueError(f"multinomial(): invalid distribution in row {row} (sum of probabilities <= 0)")
+        if not replacement and nonzero < num_samples:
+            raise ValueError(f"multinomial(): row {row} has {nonzero} non-zero categories, fewer than "
+                             f"num_samples={num_samples} drawn without replacement")
+        samples[row] = rng.choice(categories, size=num_samples, replace=replacement, p=w / total)
+    return input._lift(samples if input.dims == 2 else samples[0], dtypes.int64)
+
+
 def normal_from(mean: Any, std: Any, generator: GeneratorLike = None) -> Tensor:
     """``mt.normal`` where ``mean`` and/or ``std`` is a float tensor: samples of N(mean, std**2) of the broadcast shape,
     in ``mean``'s dtype (else ``std``'s), on their backend."""
@@ -185,7 +251,11 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, genera
 
 
 class RandomMethods:
-    """Bernoulli samples from a tensor (methods of Tensor)."""
+    """Bernoulli and multinomial samples from a tensor (methods of Tensor)."""
+
+    def multinomial(self: Any, num_samples: int, replacement: bool = False, *, generator: GeneratorLike = None) -> Tensor:
+        """Category indices drawn from the weights in this tensor's last dim (see :func:`multinomial`)."""
+        return multinomial(self, num_samples, replacement, generator=generator)
 
     def bernoulli(self: Any, p: float | None = None, *, generator: GeneratorLike = None) -> Tensor:
         """0/1 samples with probability ``self[i]`` (or ``p``), of this tensor's shape and dtype."""
@@ -205,4 +275,4 @@ class RandomMethods:
         return self.copy_(drawn)
 
 
-__all__ = ["bernoulli", "poisson", "randint_like"]
+__all__ = ["bernoulli", "poisson", "binomial", "randint_like"]
