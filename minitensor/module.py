@@ -1,6 +1,6 @@
 """Module and Parameter: trees of trainable tensors, as ``torch.nn.Module`` and ``torch.nn.Parameter``.
 
-Assigning a :class:`Parameter` or a :class:`Module` to a module attribute registers it by name;
+Assigning a :class:`Parameter`, a :class:`Module` or a :class:`Buffer` to a module attribute registers it by name;
 :meth:`Module.register_buffer` registers state that is saved but not trained. Dotted names
 (``"0.weight"``) address anything in the tree, as in PyTorch state dicts.
 """
@@ -36,6 +36,25 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class _BufferMeta(type):
+    """``isinstance(t, Buffer)`` holds for the tensors :class:`Buffer` makes (marked ``_is_buffer``), as in PyTorch."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False) is True
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """``Buffer(t, persistent=True)``: ``t`` detached (sharing storage, keeping ``requires_grad``) and marked so that
+    assigning it to a module attribute registers it as a buffer (``torch.nn.Buffer``); the result is a plain Tensor."""
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Tensor:  # type: ignore[misc]
+        data = empty(0) if data is None else data
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent  # type: ignore[attr-defined]
+        t._is_buffer = True  # type: ignore[attr-defined]
+        return t
+
+
 _Trainable = (Parameter, Scalar)
 
 
@@ -64,6 +83,8 @@ class Module:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} (a Parameter or None is required)")
             self._parameters[name] = None
+        elif isinstance(value, Buffer) and name not in self._modules:
+            self.register_buffer(name, value, persistent=getattr(value, "persistent", True))
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign {type(value).__name__} to buffer {name!r} (a Tensor or None is required)")
@@ -220,6 +241,14 @@ class Module:
         optimizer built earlier still sees them); gradients move with them. Integer buffers keep their dtype.
         """
         return self._convert(lambda t: t.to(*args, **kwargs) if t.is_floating_point() else t.to(*_backends_only(args, kwargs)))
+
+    def cpu(self) -> Module:
+        """Move every parameter and buffer to the CPU backend, in place (``to("cpu")``); returns self."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """``to("cuda")``; ``device`` (an index or ``"cuda:0"``) is accepted: minitensor has one cuda backend."""
+        return self.to("cuda")
 
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32."""

@@ -1,11 +1,12 @@
 """Neural-network modules, functions, losses and initializers for minitensor (``torch.nn``)."""
 
 # ruff: noqa: F401, F403 - this module re-exports
-from ..module import Module, Parameter
+from ..module import Buffer, Module, Parameter
 from . import functional, init, parallel, utils
 from .activation import *
 from .activation_extra import *
 from .activation_modules import *
+from .adaptive_softmax import *
 from .attention import *
 from .container import *
 from .conv import *
@@ -13,6 +14,8 @@ from .conv_transpose import *
 from .distance import *
 from .dropout import *
 from .dropout_extra import *
+from .grid_sample import *
+from .lazy import *
 from .linear import *
 from .loss import *
 from .losses import *
@@ -24,6 +27,7 @@ from .norm_instance import *
 from .padding import *
 from .pooling import *
 from .pooling_extra import *
+from .pooling_fractional import *
 from .recurrent import *
 from .resample import *
 from .sparse import *

@@ -1,17 +1,21 @@
 """More activations and their Modules, torch's names, signatures, defaults and reprs: ``F.prelu rrelu threshold
-hardshrink softshrink softmin``, the in-place forms ``F.relu_ elu_ leaky_relu_ hardtanh_ selu_ celu_ threshold_
+hardshrink softshrink softmin gumbel_softmax``, the in-place forms ``F.relu_ elu_ leaky_relu_ hardtanh_ selu_ celu_ threshold_
 rrelu_`` and ``nn.PReLU RReLU Threshold Hardshrink Softshrink Softmin Softmax2d``.
 
 Everything is built from differentiable Tensor ops. The in-place forms compute the result out of place and write
 it into ``input`` with ``copy_`` (so they return ``input`` itself; as in PyTorch, not on a leaf that requires grad).
-``rrelu`` in training draws its slopes from the shared generator (:mod:`minitensor.random_state`).
+``rrelu`` in training draws its slopes, and ``gumbel_softmax`` its Gumbel noise (:func:`gumbel_noise`), from the
+shared generator (:mod:`minitensor.random_state`).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from ..creation import empty, rand_like
+import numpy as np
+
+from ..creation import empty, rand_like, zeros_like
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
 from ..module import Module, Parameter
@@ -22,7 +26,7 @@ from .activation import celu, elu, hardtanh, leaky_relu, relu, selu
 from .common import check_sizes, factory, tensor_args
 
 __all__ = [
-    "prelu", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink", "softshrink", "softmin", "relu_", "elu_",
+    "prelu", "rrelu", "rrelu_", "threshold", "threshold_", "hardshrink", "softshrink", "softmin", "gumbel_softmax", "relu_", "elu_",
     "leaky_relu_", "hardtanh_", "selu_", "celu_",
     "PReLU", "RReLU", "Threshold", "Hardshrink", "Softshrink", "Softmin", "Softmax2d",
 ]
@@ -113,6 +117,28 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     if dim is None:
         raise ValueError(f"softmin() needs dim= (PyTorch's implicit choice is deprecated); input has shape {input.shape}")
     return _softmax(-input, dim, dtype)
+
+
+def gumbel_noise(like: Tensor) -> Tensor:
+    """Standard Gumbel samples shaped like ``like``: ``-log(E)`` with ``E = -log1p(-U) ~ Exp(1)``, U from the shared
+    generator (E kept >= the dtype's tiny, so no sample is infinite)."""
+    exponential = -(-rand_like(like)).log1p()
+    return -exponential.clamp(min=float(np.finfo(like.dtype).tiny)).log()
+
+
+@tensor_args("logits")
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """softmax((logits + g) / tau) along ``dim`` with g standard Gumbel noise (:func:`gumbel_noise`). ``hard``: the
+    one-hot of the argmax in the forward pass with the soft sample's gradient (straight through:
+    ``y_hard - y_soft.detach() + y_soft``). ``eps`` is deprecated and unused (a value other than 1e-10 warns)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
+    y_soft = _softmax((logits + gumbel_noise(logits)) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = zeros_like(logits).scatter(dim, index, value=1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 # --- in-place forms of the activations in .activation (torch's F.relu_ ...) ---

@@ -13,6 +13,7 @@ from .conv_transpose import *
 from .distance import *
 from .dropout import *
 from .dropout_extra import *
+from .grid_sample import *
 from .linear import *
 from .losses import *
 from .losses_margin import *
@@ -22,5 +23,6 @@ from .norm import *
 from .norm_instance import *
 from .pooling import *
 from .pooling_extra import *
+from .pooling_fractional import *
 from .resample import *
 from .sparse import *
