@@ -76,7 +76,7 @@ def erf(x: float) -> float:
 
 # --- inverse trigonometric and hyperbolic functions: nan outside the domain, inf at the poles (libm's) ---
 
-SINH_MAX = 710.5  # beyond ln(2 DBL_MAX) = 710.476: sinh and cosh overflow (Python's math raises there)
+SINH_MAX = 710.4758600739439  # the largest x with a finite cosh (ln(2 DBL_MAX)); beyond, Python's math raises
 
 
 def asin(x: float) -> float:

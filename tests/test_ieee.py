@@ -105,6 +105,17 @@ def test_exp_family_overflows_exactly_where_ieee_does(name: str) -> None:
         np.testing.assert_array_equal(run_map(name, "exp2", x), np.exp2(x))
 
 
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_sinh_cosh_overflow_exactly_where_ieee_does(name: str) -> None:
+    """cosh is finite up to 710.4758600739439 and inf from the next float on; the cut-off was once 710.5, so the
+    simple backend and the CUDA simulator (Python's math raises OverflowError) failed on (710.476, 710.5]."""
+    edge = 710.4758600739439
+    x = np.array([edge, np.nextafter(edge, 800.0), 710.5, -710.5, -edge, 711.0])
+    with np.errstate(over="ignore"):
+        np.testing.assert_allclose(run_map(name, "cosh", x), np.cosh(x), rtol=1e-14)
+        np.testing.assert_allclose(run_map(name, "sinh", x), np.sinh(x), rtol=1e-14)
+
 def test_simple_follows_ieee_where_python_would_raise() -> None:
     """Python's math raises (OverflowError, ValueError, ZeroDivisionError) where IEEE gives inf or nan."""
     x = np.array([10.0, -1.0, 0.0, -0.0, 1e308, np.inf])
