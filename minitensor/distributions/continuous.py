@@ -33,8 +33,9 @@ def randn(shape: Sequence[int], like: Tensor) -> Tensor:
     return creation.randn(*shape, dtype=like.dtype, backend=like.backend)
 
 
-class Normal(Distribution):
-    """N(loc, scale**2)."""
+class _LocScale(Distribution):
+    """The family of ``loc + scale * Z`` for a fixed standard Z (Normal, Laplace, Cauchy): their parameters,
+    constraints, support, ``expand`` and mode (loc)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -44,15 +45,19 @@ class Normal(Distribution):
         self.loc, self.scale = broadcast_all(loc, scale)
         super().__init__(_batch(self.loc, loc, scale), validate_args=validate_args)
 
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Normal:
-        return expand_params(self, Normal, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
+        return expand_params(self, type(self), batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mode(self) -> Tensor:
+        return self.loc
+
+
+class Normal(_LocScale):
+    """N(loc, scale**2)."""
+
+    @property
+    def mean(self) -> Tensor:
         return self.loc
 
     @property
@@ -254,26 +259,11 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """Density exp(-|x - loc| / scale) / (2 scale)."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(_batch(self.loc, loc, scale), validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Laplace:
-        return expand_params(self, Laplace, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
         return self.loc
 
     @property
@@ -308,27 +298,12 @@ class Laplace(Distribution):
         return 1 + (2 * self.scale).log()
 
 
-class Cauchy(Distribution):
+class Cauchy(_LocScale):
     """Density 1 / (pi scale (1 + ((x - loc) / scale)^2)); its mean is undefined (nan) and its variance infinite."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(_batch(self.loc, loc, scale), validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Cauchy:
-        return expand_params(self, Cauchy, batch_shape, ("loc", "scale"), _instance)
 
     @property
     def mean(self) -> Tensor:
         return full_like(self.loc, math.nan, self._extended_shape())
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def variance(self) -> Tensor:

@@ -44,7 +44,20 @@ def _index_grid(n: int, like: Tensor, batch_dims: int, dtype: Any = None) -> Ten
     return values.reshape((n,) + (1,) * batch_dims)
 
 
-class Bernoulli(Distribution):
+class _SuccessProbability(Distribution):
+    """Distributions of Bernoulli trials given by ``probs`` or ``logits`` (log-odds): the other one is computed on
+    first use."""
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class Bernoulli(_SuccessProbability):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -65,14 +78,6 @@ class Bernoulli(Distribution):
         new = expand_params(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
         new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new  # type: ignore[no-any-return]
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> tuple[int, ...]:
@@ -110,7 +115,7 @@ class Bernoulli(Distribution):
         return values.expand(*((2,) + self.batch_shape)) if expand else values
 
 
-class Binomial(Distribution):
+class Binomial(_SuccessProbability):
     """The number of successes in ``total_count`` Bernoulli(``probs``) trials."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
@@ -138,14 +143,6 @@ class Binomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> constraints.Constraint:
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> tuple[int, ...]:
@@ -195,7 +192,7 @@ class Binomial(Distribution):
         return values.expand(*((1 + count,) + self.batch_shape)) if expand else values
 
 
-class Geometric(Distribution):
+class Geometric(_SuccessProbability):
     """The number of failures before the first success of Bernoulli(``probs``) trials."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -213,14 +210,6 @@ class Geometric(Distribution):
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Geometric:
         return expand_params(self, Geometric, batch_shape, ("probs", "logits"), _instance)  # type: ignore[no-any-return]
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def mean(self) -> Tensor:
