@@ -257,7 +257,7 @@ def _series_p(a: float, x: float) -> float:
         return float(mpmath.exp(a_ * mpmath.log(x_) - x_ - mpmath.loggamma(a_ + 1)) * total)
 
 
-@pytest.mark.parametrize("a", [1e5, 1e6, 1e8])
+@pytest.mark.parametrize("a", [1e5, 1e6, 1e7])
 def test_igamma_large_a_near_the_mean(a: float) -> None:
     """Temme's expansion from a = 1e5: x within 8 standard deviations of a, against the 40-digit series (the direct
     series and continued fraction were 1e-8 off at a = 1e6 and 24% at a = 1e8; SciPy is 0.5% off at a = 1e7)."""
