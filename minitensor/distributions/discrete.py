@@ -48,6 +48,18 @@ class _SuccessProbability(Distribution):
     """Distributions of Bernoulli trials given by ``probs`` or ``logits`` (log-odds): the other one is computed on
     first use."""
 
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+
+    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
+        _one_of(probs, logits)
+        given = probs if probs is not None else logits
+        if probs is not None:
+            (self.probs,) = broadcast_all(probs)
+        else:
+            (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(() if isinstance(given, Number) else tuple(self._param.shape), validate_args=validate_args)
+
     @lazy_property
     def logits(self) -> Tensor:
         return probs_to_logits(self.probs, is_binary=True)
@@ -60,19 +72,8 @@ class _SuccessProbability(Distribution):
 class Bernoulli(_SuccessProbability):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
-
-    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
-        _one_of(probs, logits)
-        given = probs if probs is not None else logits
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(() if isinstance(given, Number) else tuple(self._param.shape), validate_args=validate_args)
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Bernoulli:
         new = expand_params(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
@@ -133,7 +134,7 @@ class Binomial(_SuccessProbability):
             self.total_count, self.logits = broadcast_all(total_count, logits)
             self.total_count = self.total_count.cast(self.logits.dtype)
             self._param = self.logits
-        super().__init__(tuple(self._param.shape), validate_args=validate_args)
+        Distribution.__init__(self, tuple(self._param.shape), validate_args=validate_args)  # not the probs/logits one
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Binomial:
         new = expand_params(self, Binomial, batch_shape, ("total_count", "probs", "logits"), _instance)
@@ -195,18 +196,7 @@ class Binomial(_SuccessProbability):
 class Geometric(_SuccessProbability):
     """The number of failures before the first success of Bernoulli(``probs``) trials."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
-
-    def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
-        _one_of(probs, logits)
-        given = probs if probs is not None else logits
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        param = self.probs if probs is not None else self.logits
-        super().__init__(() if isinstance(given, Number) else tuple(param.shape), validate_args=validate_args)
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Geometric:
         return expand_params(self, Geometric, batch_shape, ("probs", "logits"), _instance)  # type: ignore[no-any-return]
