@@ -1,6 +1,7 @@
 """The fast backend's map/zip walkers (:mod:`minitensor.backends.fast_walk_kernels`) on every path they take: rows
-called on directly, rows gathered from strided operands (split into blocks when longer than a block), short rows
-gathered across rows into blocks, broadcast elements, strided and in-place outputs, serial and parallel builds.
+called on directly, rows gathered from strided operands (split into blocks when longer than a block), transposed
+operands' rows gathered 8 at a time by block transposes, short rows gathered across rows into blocks, broadcast
+elements, strided and in-place outputs, serial and parallel builds.
 Each layout must give the bits the flat kernel gives on contiguous copies, and those must be NumPy's values."""
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ LAYOUTS = [
     ("two broadcast elements", (64,), "scalar", "scalar", "contiguous"),
     ("permuted 3-D, rows across blocks", (7, 11, 13), "p", "c", "contiguous"),
     ("parallel build, transposed", (400, 100), "t", "row", "contiguous"),
+    ("transposed rows in groups, a ragged last block", (37, 13), "t", "t", "contiguous"),
+    ("transposed rows in groups, spaced output", (24, 20), "t", "c", "spaced"),
+    ("both transposed in groups, parallel build", (300, 120), "t", "t", "contiguous"),
 ]
 
 
@@ -128,6 +132,8 @@ def test_in_place_on_strided_views(transposed: bool) -> None:
 def test_block_and_row_sizes_are_what_the_walk_paths_assume() -> None:
     """The layouts above reach the paths they are named for only with these sizes."""
     assert walk.LONG <= 40 and walk.LONG > 13 and walk.BLOCK < 1500 and 700 * 3 > walk.BLOCK
+    # grouped: rows of 13, 20, 100 and 120 (13: one 8 x 8 block and 5 single columns); not rows of 5 or 1500
+    assert walk.GROUP == 8 and 120 <= walk.GROUP_WIDTH < 1500 and 37 % walk.GROUP and 24 % walk.GROUP == 0
 
 
 @pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")  # the serial build has no parallel loop

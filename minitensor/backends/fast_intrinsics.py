@@ -275,6 +275,56 @@ stream_copy: Callable[..., Any] = intrinsic(_stream_copy)
 store_fence: Callable[..., Any] = intrinsic(_store_fence)
 
 
+# --- transposing 8 x 8 blocks ------------------------------------------------------------------------
+
+
+def _transpose_shuffles(builder, rows):  # type: ignore[no-untyped-def]
+    """The columns of the 8 vectors ``rows`` (8 lanes each) as 8 vectors: three rounds of pairwise interleaves,
+    LLVM ``shufflevector`` only (``vunpck``/``vpermt2`` on AVX-512; whatever the target has elsewhere)."""
+    def pair(x, y, low, high):  # type: ignore[no-untyped-def]
+        lanes = ir.VectorType(ir.IntType(32), 8)
+        return (builder.shuffle_vector(x, y, ir.Constant(lanes, low)), builder.shuffle_vector(x, y, ir.Constant(lanes, high)))
+
+    rounds = [((0, 8, 2, 10, 4, 12, 6, 14), (1, 9, 3, 11, 5, 13, 7, 15), 1),  # 2 x 2 blocks
+              ((0, 1, 8, 9, 4, 5, 12, 13), (2, 3, 10, 11, 6, 7, 14, 15), 2),  # 4 x 4
+              ((0, 1, 2, 3, 8, 9, 10, 11), (4, 5, 6, 7, 12, 13, 14, 15), 4)]  # 8 x 8
+    for low, high, span in rounds:
+        done = list(rows)
+        for i in range(8):
+            if i & span == 0:
+                done[i], done[i + span] = pair(rows[i], rows[i + span], low, high)
+        rows = done
+    return rows
+
+
+def _transpose8(typingctx, source, position, stride, target, at, width):  # type: ignore[no-untyped-def]
+    """target[at + r * width + c] = source[position + c * stride + r] for r, c < 8: an 8 x 8 block whose columns are
+    runs of ``source`` (8 vector loads, 24 shuffles, 8 vector stores) for 1-D arrays of 4- or 8-byte integers."""
+    if not (isinstance(source, types.Array) and source == target and source.ndim == 1
+            and source.dtype in (types.uint64, types.uint32)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        src, start, step, dst, first, row = args
+        lane = context.get_value_type(signature.args[0].dtype)
+        vector = ir.VectorType(lane, 8).as_pointer()
+        src_data = context.make_array(signature.args[0])(context, builder, src).data
+        dst_data = context.make_array(signature.args[3])(context, builder, dst).data
+        rows = []
+        for c in range(8):
+            at_c = builder.add(start, builder.mul(step, ir.Constant(step.type, c)))
+            rows.append(builder.load(builder.bitcast(builder.gep(src_data, [at_c]), vector), align=1))
+        for r, column in enumerate(_transpose_shuffles(builder, rows)):
+            at_r = builder.add(first, builder.mul(row, ir.Constant(row.type, r)))
+            builder.store(column, builder.bitcast(builder.gep(dst_data, [at_r]), vector), align=1)
+        return context.get_dummy_value()
+
+    return types.none(source, types.int64, types.int64, target, types.int64, types.int64), codegen
+
+
+transpose8: Callable[..., Any] = intrinsic(_transpose8)
+
+
 # --- calling a compiled C function by address -------------------------------------------------------
 
 

@@ -12,10 +12,11 @@ How a call's memory reaches ``run``, per chunk (``n_chunks`` chunks of ``per_chu
 
 * flat kernels (every operand one contiguous run from element 0): one call on the chunk.
 * general kernels walk ``shape`` (the coalesced output shape) with ``strides`` (one row per operand, ``out``
-  first). A row of at least ``LONG`` elements is called on directly where an operand steps by 1 (or 0: a broadcast
-  element, passed with length 1); other operands are first gathered into a buffer, and a strided ``out`` is
-  written from one. Shorter rows are gathered ``BLOCK`` elements at a time, across rows, so that a tensor of rows
-  of 3 costs one call per block, not per row.
+  first). A row of at least ``LONG`` elements is called on directly where an operand steps by 1 (or 0: a
+  broadcast element, passed with length 1); other operands are first gathered into a buffer (a transposed one 8
+  rows at a time, by 8 x 8 block transposes: :data:`GROUP`), and a strided ``out`` is written from one. Shorter
+  rows are gathered ``BLOCK`` elements at a time, across rows, so that a tensor of rows of 3 costs one call per
+  block, not per row.
 
 The general kernels only move elements, never look at them: they take every storage as its bytes (a ``uint8`` view,
 made by :func:`minitensor.backends.fast.bytes_of`) with the operands' item sizes, and copy elements as unsigned
@@ -32,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from minitensor.backends.fast_intrinsics import call_function, element_pointer
+from minitensor.backends.fast_intrinsics import call_function, element_pointer, transpose8
 from minitensor.backends.fast_kernels import next_row, start_positions, threads
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
@@ -41,6 +42,11 @@ BLOCK = 1024
 """Elements per gathered block (a few KB per operand: it stays in L1)."""
 LONG = 32
 """Rows at least this long are called on row by row; shorter ones are gathered into blocks."""
+GROUP, GROUP_WIDTH = 8, 256
+"""A transposed operand (one that steps 1 along the next-outer dim and more along the row) of 4- or 8-byte elements is
+gathered GROUP whole rows at a time, where rows are 8 to GROUP_WIDTH long (a tile of :func:`layout.tiled`), by 8 x 8
+block transposes (:func:`transpose8`): a vector load per 8 elements instead of a scalar load each. (10^7 float64,
+one operand transposed, one thread, on a Zen 5 EPYC: map 36 -> 14 ms, zip 40 -> 17.4 ms, NumPy 17-20 ms.)"""
 
 
 @njit(inline="always")
@@ -70,6 +76,49 @@ def gather(size, source, position, stride, n, buffer, at):
     the step go to ``move`` as int64s, here and in :func:`scatter`: a constant would compile another ``move`` for its
     literal type.)"""
     move(size, source, position, stride, n, buffer, np.int64(at), np.int64(1))
+
+
+@njit(inline="always")
+def transpose_rows(source, position, stride, n, target):
+    """Row r < 8 of ``target`` (n elements each, one after another) = the n elements of ``source`` from ``position + r``,
+    ``stride`` apart: 8 x 8 blocks, then the last n % 8 columns one element at a time."""
+    c = 0
+    while c + 8 <= n:
+        transpose8(source, position + c * stride, stride, target, c, n)
+        c += 8
+    for k in range(c, n):
+        for r in range(8):
+            target[r * n + k] = source[position + k * stride + r]
+
+
+@njit  # called, not inlined, like move
+def gather_group(size, source, position, stride, n, buffer):
+    """Rows r < GROUP of ``buffer`` (n elements each) = the n elements of the byte array ``source`` from element
+    ``position + r``, ``stride`` apart, for 4- or 8-byte elements (:func:`groups_rows`)."""
+    if size == 8:
+        transpose_rows(source.view(np.uint64), position, stride, n, buffer.view(np.uint64))
+    else:
+        transpose_rows(source.view(np.uint32), position, stride, n, buffer.view(np.uint32))
+
+
+@njit(inline="always")
+def groups_rows(size, strides, operand, nd):
+    """Whether the walkers gather ``operand``'s rows GROUP at a time (:data:`GROUP`): 4- or 8-byte elements, stepping 1
+    along the next-outer dim and neither 0 nor 1 along the row."""
+    if nd < 2 or (size != 8 and size != 4):
+        return False
+    along = strides[operand, nd - 1]
+    return strides[operand, nd - 2] == 1 and along != 0 and along != 1
+
+
+@njit(inline="always")
+def group_fits(index, shape, e, end):
+    """Whether GROUP whole rows from the start of the current one lie in this chunk and in the next-outer dim, and are
+    from 8 to GROUP_WIDTH long."""
+    nd = shape.size
+    width = shape[nd - 1]
+    return (index[nd - 1] == 0 and 8 <= width <= GROUP_WIDTH and index[nd - 2] + GROUP <= shape[nd - 2]
+            and e + GROUP * width <= end)
 
 
 @njit(inline="always")
@@ -112,6 +161,7 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
         total *= shape[d]
     so, sa = strides[0, nd - 1], strides[1, nd - 1]
     size_a, size_out = sizes
+    grouped = groups_rows(size_a, strides, 1, nd)
     for c in prange(n_chunks):
         e = c * per_chunk
         end = min(e + per_chunk, total)
@@ -121,20 +171,29 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
         a_buffer = np.empty(BLOCK * size_a, np.uint8)
         out_buffer = np.empty(BLOCK * size_out, np.uint8)
         rows = np.empty((BLOCK, 2), np.int64)  # (out position, length) of each row in a block
+        a_group = np.empty(GROUP * GROUP_WIDTH * size_a if grouped else 0, np.uint8)
         while e < end:
             start = index[nd - 1]
             n = min(shape[nd - 1] - start, end - e)
-            if n >= LONG:
-                if so != 1 or (sa != 1 and sa != 0):
+            group = grouped and group_fits(index, shape, e, end)
+            if group or n >= LONG:
+                if group:  # GROUP whole rows from a row's start
+                    n = shape[nd - 1]
+                    gather_group(size_a, a, pos[1], sa, n, a_group)
+                elif so != 1 or (sa != 1 and sa != 0):
                     n = min(n, BLOCK)
-                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
-                if so == 1:
-                    call_function(run, element_pointer(out, pos[0] * size_out), a_at, n, a_len)
-                else:
-                    call_function(run, element_pointer(out_buffer, 0), a_at, n, a_len)
-                    scatter(size_out, out_buffer, 0, n, out, pos[0], so)
-                e += n
-                step(index, shape, strides, pos, start, n)
+                for r in range(GROUP if group else 1):
+                    if group:
+                        a_at, a_len = element_pointer(a_group, r * n * size_a), n
+                    else:
+                        a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
+                    if so == 1:
+                        call_function(run, element_pointer(out, pos[0] * size_out), a_at, n, a_len)
+                    else:
+                        call_function(run, element_pointer(out_buffer, 0), a_at, n, a_len)
+                        scatter(size_out, out_buffer, 0, n, out, pos[0], so)
+                    e += n
+                    step(index, shape, strides, pos, start, n)
             else:
                 filled = 0
                 r = 0
@@ -165,6 +224,7 @@ def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
         total *= shape[d]
     so, sa, sb = strides[0, nd - 1], strides[1, nd - 1], strides[2, nd - 1]
     size_a, size_b, size_out = sizes
+    a_grouped, b_grouped = groups_rows(size_a, strides, 1, nd), groups_rows(size_b, strides, 2, nd)
     for c in prange(n_chunks):
         e = c * per_chunk
         end = min(e + per_chunk, total)
@@ -175,21 +235,37 @@ def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
         b_buffer = np.empty(BLOCK * size_b, np.uint8)
         out_buffer = np.empty(BLOCK * size_out, np.uint8)
         rows = np.empty((BLOCK, 2), np.int64)
+        a_group = np.empty(GROUP * GROUP_WIDTH * size_a if a_grouped else 0, np.uint8)
+        b_group = np.empty(GROUP * GROUP_WIDTH * size_b if b_grouped else 0, np.uint8)
         while e < end:
             start = index[nd - 1]
             n = min(shape[nd - 1] - start, end - e)
-            if n >= LONG:
-                if so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
+            group = (a_grouped or b_grouped) and group_fits(index, shape, e, end)
+            if group or n >= LONG:
+                if group:  # GROUP whole rows from a row's start
+                    n = shape[nd - 1]
+                    if a_grouped:
+                        gather_group(size_a, a, pos[1], sa, n, a_group)
+                    if b_grouped:
+                        gather_group(size_b, b, pos[2], sb, n, b_group)
+                elif so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
                     n = min(n, BLOCK)
-                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
-                b_at, b_len = operand(size_b, b, pos[2], sb, n, b_buffer)
-                if so == 1:
-                    call_function(run, element_pointer(out, pos[0] * size_out), a_at, b_at, n, a_len, b_len)
-                else:
-                    call_function(run, element_pointer(out_buffer, 0), a_at, b_at, n, a_len, b_len)
-                    scatter(size_out, out_buffer, 0, n, out, pos[0], so)
-                e += n
-                step(index, shape, strides, pos, start, n)
+                for r in range(GROUP if group else 1):
+                    if group and a_grouped:
+                        a_at, a_len = element_pointer(a_group, r * n * size_a), n
+                    else:
+                        a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
+                    if group and b_grouped:
+                        b_at, b_len = element_pointer(b_group, r * n * size_b), n
+                    else:
+                        b_at, b_len = operand(size_b, b, pos[2], sb, n, b_buffer)
+                    if so == 1:
+                        call_function(run, element_pointer(out, pos[0] * size_out), a_at, b_at, n, a_len, b_len)
+                    else:
+                        call_function(run, element_pointer(out_buffer, 0), a_at, b_at, n, a_len, b_len)
+                        scatter(size_out, out_buffer, 0, n, out, pos[0], so)
+                    e += n
+                    step(index, shape, strides, pos, start, n)
             else:
                 filled = 0
                 r = 0
