@@ -19,8 +19,9 @@ from Numba's); its matmul, which calls BLAS itself and manages BLAS threads, run
 default BLAS threads NumPy is timed with.
 
 A contiguous call whose output is at least 3/4 of the last-level cache (``fast_launch.STREAM_FROM``; 10^7 float64
-is 80 MB) writes it with non-temporal stores (``map_stream_run``/``zip_stream_run``); the "plain stores" rows time
-the same calls with the ordinary loop; the math rows never stream (``fast_launch.COMPUTE_BOUND``).
+is 80 MB) writes it with non-temporal stores (``map_stream_run``/``zip_stream_run``) on CPUs where that pays (not
+AMD's Zen: ``fast_launch.streaming_pays``); the "plain stores" rows time the same calls with the ordinary loop; the
+math rows never stream (``fast_launch.COMPUTE_BOUND``).
 
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are removed from this process's environment before
 NumPy loads (they can pin OpenBLAS to slow kernels), and ``OMP_WAIT_POLICY`` defaults to ``PASSIVE``

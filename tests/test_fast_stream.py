@@ -96,5 +96,8 @@ def test_the_limit_follows_the_cache_and_the_environment(monkeypatch: pytest.Mon
     with pytest.raises(ValueError, match="MINITENSOR_STREAM_FROM must be a whole number of bytes, got 'lots'"):
         fast_launch._stream_from()
     monkeypatch.delenv(fast_launch.STREAM_FROM_ENV)
-    expected = cache * 3 // 4 if fast_launch.X86 and cache else fast_launch.STREAM_NEVER
+    pays = fast_launch.streaming_pays(fast_launch.HOST_CPU)
+    expected = cache * 3 // 4 if fast_launch.X86 and cache and pays else fast_launch.STREAM_NEVER
     assert fast_launch._stream_from() == expected
+    assert fast_launch.streaming_pays("icelake-server") and fast_launch.streaming_pays("skylake-avx512")
+    assert not fast_launch.streaming_pays("znver5") and not fast_launch.streaming_pays("znver4")

@@ -220,6 +220,8 @@ ldexp: Callable[..., Any] = intrinsic(_ldexp)
 
 # --- non-temporal stores -----------------------------------------------------------------------------
 
+HOST_CPU = llvm.get_host_cpu_name()
+"""LLVM's name for this CPU ("icelake-server", "znver5", ...)."""
 X86 = llvm.get_process_triple().split("-")[0] in ("x86_64", "i386", "i686")
 """Whether :func:`stream_copy` writes with x86's non-temporal stores (elsewhere it is a plain copy and the fast
 backend never asks for it)."""
