@@ -4,7 +4,8 @@ All reuse :func:`minitensor.linalg_solve.factor` (LAPACK's getrf: PA = LU with p
 substitutions; no new kernels. Pivots are LAPACK's: 1-based int32, step k swapped rows k and pivots[k] - 1; the
 row permutation they make is built by applying those swaps in order (batched, no host read). ``linalg.lu`` gives
 A = P L U with P (*, m, m), L (*, m, k) unit lower and U (*, k, n), k = min(m, n). The packed factors of
-``lu_factor`` (and ``mt.lu``) have no derivative here (PyTorch has one); ``linalg.lu`` and ``lu_unpack`` do.
+``lu_factor`` (and ``mt.lu``) are differentiable as PyTorch's are: their gradient below the diagonal is L's, on and
+above it U's.
 
 Gradients are PyTorch's closed forms, derived from dA = P (dL U + L dU). Square: gA = P L^-T (tril_(L^T gL) +
 triu(gU U^T)) U^-T (tril_: strictly lower). Tall (L = [L1; L2]): the top block as square with gU U^T - L2^T gL2 in
@@ -165,16 +166,22 @@ def lu_gradient(lower: Tensor, upper: Tensor, perm: Tensor, gl: Tensor | None, g
 
 
 class LUFactor(F.TensorFunction):
-    """The packed LU factors; minitensor has no derivative for them."""
+    """The packed LU factors (*, m, n); the gradient's part below the diagonal is L's, the rest U's, both through
+    :func:`lu_gradient` (PyTorch's)."""
 
     @staticmethod
     def forward(ctx: Context, a: Tensor, f: Factors) -> Tensor:
+        with no_grad():
+            lower, upper = unpack(f.lu)
+        ctx.save_for_backward(lower, upper, f.perm, a.shape)
         return as_shape(f.lu, a.shape)
 
     @staticmethod
     def backward(ctx: Context, g: Tensor) -> tuple[Tensor, None]:
-        raise NotImplementedError("linalg.lu_factor has no derivative in minitensor; differentiate through "
-                                  "linalg.solve, linalg.inv or linalg.det instead")
+        lower, upper, perm, shape = ctx.saved_values
+        k = lower.shape[-1]
+        g = g.reshape(*lower.shape[:-1], upper.shape[-1])
+        return lu_gradient(lower, upper, perm, g[:, :, :k], g[:, :k, :]).reshape(*shape), None
 
 
 class LUFactorL(F.TensorFunction):
@@ -275,8 +282,8 @@ def check_lu_input(name: str, A: Any, what: str = "A") -> None:  # noqa: N803 - 
 
 def linalg_lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
     """(LU, pivots) of each matrix of A (*, m, n), as LAPACK's getrf: L's multipliers below the diagonal and U on
-    and above it; pivots (*, min(m, n)) int32, 1-based (row i was swapped with row pivots[i] - 1). No gradient
-    (backward raises NotImplementedError)."""
+    and above it; pivots (*, min(m, n)) int32, 1-based (row i was swapped with row pivots[i] - 1). LU is
+    differentiable (square, tall and wide); the pivots are not."""
     if not is_tensor(A):
         raise TypeError(f"linalg.lu_factor(): argument 'A' must be Tensor, not {type(A).__name__}")
     if A.dims < 2:

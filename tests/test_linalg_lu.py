@@ -67,6 +67,9 @@ CPU_CASES: list[Case] = [
     case(lambda L, a: L.linalg.lu(a), RNG.normal(size=(2, 2, 3, 3))),  # two batch dims
     case(lambda L, a: (L.linalg.lu(a), L.linalg.lu(a.mT)), TIES),  # ties in the pivot search
     case(lambda L, a: L.linalg.lu(a), TALL.astype(np.float32), **F32),
+    case(lambda L, a: (L.linalg.lu_factor(a), L.linalg.lu_factor_ex(a[0])[0], L.lu(a[1])), A3),  # the packed factors
+    case(lambda L, a: (L.linalg.lu_factor(a), L.linalg.lu_factor(a.mT)), WIDE),  # wide, and tall through a view
+    case(lambda L, a: L.linalg.lu_factor(a), RNG.normal(size=(2, 2, 4, 3)).astype(np.float32), **F32),
     case(lambda L, a: (L.linalg.lu(a), L.linalg.lu(a[:, :0]), L.linalg.lu(a[:0])), WIDE, grad=False),  # empty
     case(lambda L, a: L.linalg.lu(a), SINGULAR, grad=False),
     case(lambda L, lu, p, b: (L.linalg.lu_solve(lu, p, b), L.linalg.lu_solve(lu, p, b, adjoint=True)), LU3, PIV3, B32),
@@ -190,8 +193,6 @@ def test_errors() -> None:
         mt.lu_unpack(lu, pivots.long())
     with pytest.raises(IndexOutOfRangeError, match="pivots must be between 1 and LU.size\\(-2\\) = 3 inclusive"):
         mt.lu_unpack(lu, pivots * 0)
-    with pytest.raises(NotImplementedError, match="lu_factor has no derivative"):
-        mt.lu(t(A3).requires_grad_())[0].sum().backward()
     sym = t(SYM[:2])
     with pytest.raises(ShapeError, match="torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3"):
         mt.linalg.ldl_factor_ex(t(np.ones((2, 3))))
