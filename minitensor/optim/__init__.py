@@ -4,7 +4,7 @@ Every optimizer takes ``model.parameters()`` (any iterable of leaf tensors) or p
 parameters in place, and has ``state_dict``/``load_state_dict`` with PyTorch's structure.
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -19,4 +19,4 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "ASGD",
-           "Rprop", "LBFGS", "lr_scheduler"]
+           "Rprop", "LBFGS", "lr_scheduler", "swa_utils"]
