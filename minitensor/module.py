@@ -74,10 +74,10 @@ class Module:
         if "_modules" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}.__init__ must call super().__init__() before assigning {name!r}")
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, keep=self._parameters)
             self._parameters[name] = value
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, keep=self._modules)
             self._modules[name] = value
         elif name in self._parameters:
             if value is not None:
@@ -96,9 +96,12 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: dict | None = None) -> None:
+        """Drop ``name`` from every registry but ``keep`` (where a new value replaces the old one in place, so
+        ``seq[1] = m`` keeps the child's position, as PyTorch does) and from the instance dict."""
         for registry in (self._modules, self._parameters, self._buffers):
-            registry.pop(name, None)
+            if registry is not keep:
+                registry.pop(name, None)
         self._non_persistent.discard(name)
         self.__dict__.pop(name, None)
 
@@ -130,14 +133,14 @@ class Module:
             raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r} (a Parameter or None is required)")
         if isinstance(param, Scalar):
             param.requires_grad = True
-        self._forget(name)
+        self._forget(name, keep=self._parameters)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Register non-trainable state (e.g. BatchNorm running statistics); ``state_dict`` includes it when persistent."""
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot register {type(tensor).__name__} as buffer {name!r} (a Tensor or None is required)")
-        self._forget(name)
+        self._forget(name, keep=self._buffers)
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
@@ -146,7 +149,7 @@ class Module:
         """Register ``module`` as the child ``name`` (``add_module``)."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module")
-        self._forget(name)
+        self._forget(name, keep=self._modules)
         self._modules[name] = module
 
     add_module = register_module

@@ -108,6 +108,24 @@ def test_assignment_rules_match_torch() -> None:
         Broken()
 
 
+def test_replacing_a_child_parameter_or_buffer_keeps_its_place() -> None:
+    """Assigning an existing child, parameter or buffer anew (``seq[i] = m``, ``m.top = Parameter(...)``,
+    ``register_buffer``/``add_module`` again) replaces it where it was, as in torch: the same name order."""
+    names = []
+    for lib in (mt, torch):
+        m = _tree(lib)
+        m.seq[0] = lib.nn.Linear(2, 3)
+        m.m1 = lib.nn.Linear(1, 1)
+        m.top = lib.nn.Parameter(lib.ones(3))
+        m.seq[2].register_buffer("count", lib.ones(1))
+        m.add_module("seq", m.seq)
+        m.seq[2].p1 = lib.nn.Parameter(lib.zeros(2))
+        names.append(([n for n, _ in m.named_parameters()], [n for n, _ in m.named_buffers()],
+                      [n for n, _ in m.named_modules()], list(m.state_dict())))
+    assert names[0] == names[1]
+    assert names[0][0][0] == "top"
+
+
 def test_containers_index_like_torch() -> None:
     mine = nn.ModuleList([nn.Linear(1, 1) for _ in range(4)])
     theirs = torch.nn.ModuleList([torch.nn.Linear(1, 1) for _ in range(4)])
