@@ -7,17 +7,53 @@ every backend. Gamma, Beta, Dirichlet and StudentT have no ``rsample`` here (see
 """
 
 # ruff: noqa: F401 - this module re-exports the public API
-from . import constraints
+from . import constraints, transforms
 from .categorical import Categorical, OneHotCategorical
+from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, LogNormal, Normal, Uniform
 from .discrete import Bernoulli, Binomial, Geometric, Poisson
 from .distribution import Distribution
 from .gamma import Beta, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .multivariate import Independent, MixtureSameFamily, MultivariateNormal
+from .transformed import (
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    LogisticNormal,
+    Pareto,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+    TransformedDistribution,
+    Weibull,
+)
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 
 __all__ = [
     "constraints", "Distribution", "Normal", "LogNormal", "Uniform", "Exponential", "Laplace", "Cauchy", "Bernoulli",
     "Binomial", "Geometric", "Poisson", "Categorical", "OneHotCategorical", "Gamma", "Beta", "Dirichlet", "StudentT",
     "MultivariateNormal", "Independent", "MixtureSameFamily", "kl_divergence", "register_kl",
+    "transforms", "TransformedDistribution", "Gumbel", "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "LogisticNormal",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "biject_to", "transform_to", "Transform", "ComposeTransform",
+    "ExpTransform", "AffineTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform", "PowerTransform",
+    "AbsTransform", "SoftmaxTransform", "StickBreakingTransform", "IndependentTransform", "ReshapeTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform", "CumulativeDistributionTransform", "identity_transform",
 ]
