@@ -465,6 +465,22 @@ def test_relaxed_and_logistic_normal_rsample_carry_gradients(name):
     assert temperature.grad is not None and np.isfinite(temperature.grad.item())
 
 
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+def test_relaxed_bases_match_torch(backend):
+    """LogitRelaxedBernoulli and ExpRelaxedCategorical live in minitensor.distributions.relaxed (torch's
+    relaxed_bernoulli and relaxed_categorical): log_prob with gradients to temperature, logits and value."""
+
+    def fn(L: Any, t: Any, logits: Any, x: Any, cat_logits: Any, y: Any) -> Any:
+        bern, cat = ((torch.distributions.relaxed_bernoulli, torch.distributions.relaxed_categorical) if L is torch
+                     else (mt.distributions.relaxed, mt.distributions.relaxed))
+        return (bern.LogitRelaxedBernoulli(t, logits=logits).log_prob(x),
+                cat.ExpRelaxedCategorical(t, logits=cat_logits).log_prob(y))
+
+    rng = np.random.default_rng(5)
+    check(backend, fn, rng.uniform(0.5, 2.0, ()), rng.standard_normal((2, 3)), rng.standard_normal((2, 3)),
+          rng.standard_normal((2, 3)), np.log(rng.dirichlet(np.ones(3), 2)), **TOL)
+
+
 BAD = [  # (make(D, lib), parameter named in the message)
     (lambda D, L: D.Gumbel(L.zeros(2), -L.ones(2)), "scale"),
     (lambda D, L: D.HalfNormal(L.tensor([1.0, 0.0])), "scale"),

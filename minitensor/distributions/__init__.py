@@ -7,7 +7,7 @@ every backend. Gamma, Beta, Dirichlet and StudentT have no ``rsample`` here (see
 """
 
 # ruff: noqa: F401 - this module re-exports the public API
-from . import constraints, transforms
+from . import constraints, kl_transformed, relaxed, transforms
 from .categorical import Categorical, OneHotCategorical
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, LogNormal, Normal, Uniform
@@ -16,17 +16,8 @@ from .distribution import Distribution
 from .gamma import Beta, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .multivariate import Independent, MixtureSameFamily, MultivariateNormal
-from .transformed import (
-    Gumbel,
-    HalfCauchy,
-    HalfNormal,
-    LogisticNormal,
-    Pareto,
-    RelaxedBernoulli,
-    RelaxedOneHotCategorical,
-    TransformedDistribution,
-    Weibull,
-)
+from .relaxed import RelaxedBernoulli, RelaxedOneHotCategorical
+from .transformed import Gumbel, HalfCauchy, HalfNormal, LogisticNormal, Pareto, TransformedDistribution, Weibull
 from .transforms import (
     AbsTransform,
     AffineTransform,

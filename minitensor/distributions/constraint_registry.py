@@ -14,9 +14,11 @@ from numbers import Number
 from typing import Any
 
 from . import constraints
-from . import transforms as T
+from .transform_base import ComposeTransform, IndependentTransform, Transform, identity_transform
+from .transforms_elementwise import AffineTransform, ExpTransform, SigmoidTransform
+from .transforms_vector import LowerCholeskyTransform, PositiveDefiniteTransform, SoftmaxTransform, StickBreakingTransform
 
-Factory = Callable[[Any], T.Transform]
+Factory = Callable[[Any], Transform]
 
 
 class ConstraintRegistry:
@@ -38,7 +40,7 @@ class ConstraintRegistry:
         self._registry[constraint] = factory
         return factory
 
-    def __call__(self, constraint: constraints.Constraint) -> T.Transform:
+    def __call__(self, constraint: constraints.Constraint) -> Transform:
         """The registered transform onto ``constraint``; NotImplementedError naming its class when there is none."""
         factory = self._registry.get(type(constraint))
         if factory is None:
@@ -63,59 +65,59 @@ def _both(*cs: constraints.Constraint) -> Callable[[Factory], Factory]:
 
 
 @_both(constraints.real)
-def _to_real(constraint: Any) -> T.Transform:
-    return T.identity_transform
+def _to_real(constraint: Any) -> Transform:
+    return identity_transform
 
 
 @biject_to.register(constraints.independent)
-def _biject_to_independent(constraint: Any) -> T.Transform:
-    return T.IndependentTransform(biject_to(constraint.base_constraint), constraint.reinterpreted_batch_ndims)
+def _biject_to_independent(constraint: Any) -> Transform:
+    return IndependentTransform(biject_to(constraint.base_constraint), constraint.reinterpreted_batch_ndims)
 
 
 @transform_to.register(constraints.independent)
-def _transform_to_independent(constraint: Any) -> T.Transform:
-    return T.IndependentTransform(transform_to(constraint.base_constraint), constraint.reinterpreted_batch_ndims)
+def _transform_to_independent(constraint: Any) -> Transform:
+    return IndependentTransform(transform_to(constraint.base_constraint), constraint.reinterpreted_batch_ndims)
 
 
 @_both(constraints.greater_than(0.0), constraints.greater_than_eq(0.0))
-def _to_greater_than(constraint: Any) -> T.Transform:
+def _to_greater_than(constraint: Any) -> Transform:
     """x -> lower_bound + exp(x) (positive and nonnegative included, as in PyTorch)."""
-    return T.ComposeTransform([T.ExpTransform(), T.AffineTransform(constraint.lower_bound, 1)])
+    return ComposeTransform([ExpTransform(), AffineTransform(constraint.lower_bound, 1)])
 
 
 @_both(constraints.less_than(0.0))
-def _to_less_than(constraint: Any) -> T.Transform:
+def _to_less_than(constraint: Any) -> Transform:
     """x -> upper_bound - exp(x)."""
-    return T.ComposeTransform([T.ExpTransform(), T.AffineTransform(constraint.upper_bound, -1)])
+    return ComposeTransform([ExpTransform(), AffineTransform(constraint.upper_bound, -1)])
 
 
 @_both(constraints.interval(0.0, 1.0), constraints.half_open_interval(0.0, 1.0))
-def _to_interval(constraint: Any) -> T.Transform:
+def _to_interval(constraint: Any) -> Transform:
     """x -> lower + (upper - lower) sigmoid(x); the bare sigmoid for the number bounds 0 and 1."""
     low, high = constraint.lower_bound, constraint.upper_bound
     if isinstance(low, Number) and isinstance(high, Number) and low == 0 and high == 1:
-        return T.SigmoidTransform()
-    return T.ComposeTransform([T.SigmoidTransform(), T.AffineTransform(low, high - low)])
+        return SigmoidTransform()
+    return ComposeTransform([SigmoidTransform(), AffineTransform(low, high - low)])
 
 
 @biject_to.register(constraints.simplex)
-def _biject_to_simplex(constraint: Any) -> T.Transform:
-    return T.StickBreakingTransform()
+def _biject_to_simplex(constraint: Any) -> Transform:
+    return StickBreakingTransform()
 
 
 @transform_to.register(constraints.simplex)
-def _transform_to_simplex(constraint: Any) -> T.Transform:
-    return T.SoftmaxTransform()
+def _transform_to_simplex(constraint: Any) -> Transform:
+    return SoftmaxTransform()
 
 
 @transform_to.register(constraints.lower_cholesky)
-def _transform_to_lower_cholesky(constraint: Any) -> T.Transform:
-    return T.LowerCholeskyTransform()
+def _transform_to_lower_cholesky(constraint: Any) -> Transform:
+    return LowerCholeskyTransform()
 
 
 @transform_to.register(constraints.positive_definite)
-def _transform_to_positive_definite(constraint: Any) -> T.Transform:
-    return T.PositiveDefiniteTransform()
+def _transform_to_positive_definite(constraint: Any) -> Transform:
+    return PositiveDefiniteTransform()
 
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]

@@ -1,6 +1,6 @@
 """TransformedDistribution (Y = f(X) for X from a base distribution and f a chain of transforms) and the
-distributions built on it: Gumbel, HalfNormal, HalfCauchy, Weibull, Pareto, LogisticNormal, RelaxedBernoulli and
-RelaxedOneHotCategorical (``torch.distributions``).
+distributions built on it: Gumbel, HalfNormal, HalfCauchy, Weibull, Pareto and LogisticNormal
+(``torch.distributions``); the relaxed ones are in :mod:`.relaxed`, the KL divergences in :mod:`.kl_transformed`.
 
 log p_Y(y) = log p_X(f^-1(y)) - log |det df/dx| at x = f^-1(y); ``cdf``/``icdf`` go through the base's when every
 transform is monotone (a decreasing chain flips F to 1 - F)."""
@@ -17,32 +17,12 @@ from ..tensor import Tensor
 from ..tensor_compare import where
 from ..type_info import finfo
 from . import constraints
-from .categorical import Categorical
-from .continuous import Cauchy, Exponential, Normal, Uniform, rand
-from .discrete import _one_of
-from .distribution import (
-    Distribution,
-    _size,
-    broadcast_all,
-    clamp_probs,
-    full_like,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
-    sum_rightmost,
-)
-from .kl import kl_divergence, register_kl
+from .continuous import Cauchy, Exponential, Normal, Uniform
+from .distribution import Distribution, _size, broadcast_all, full_like, sum_rightmost
 from .multivariate import Independent
-from .transforms import (
-    AbsTransform,
-    AffineTransform,
-    ComposeTransform,
-    ExpTransform,
-    PowerTransform,
-    SigmoidTransform,
-    StickBreakingTransform,
-    Transform,
-)
+from .transform_base import ComposeTransform, Transform
+from .transforms_elementwise import AbsTransform, AffineTransform, ExpTransform, PowerTransform
+from .transforms_vector import StickBreakingTransform
 
 EULER = 0.57721566490153286060
 """The Euler-Mascheroni constant."""
@@ -378,185 +358,4 @@ class LogisticNormal(TransformedDistribution):
         return self.base_dist.base_dist.scale  # type: ignore[attr-defined, no-any-return]
 
 
-def _log(t: Any) -> Any:
-    return t.log() if isinstance(t, Tensor) else math.log(t)
-
-
-class LogitRelaxedBernoulli(Distribution):
-    """The logit of a RelaxedBernoulli: (logit(U) + logits) / temperature for U uniform; density
-    t e^(l - t x) / (1 + e^(l - t x))^2."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.real
-
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        self.temperature = temperature
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        scalar = isinstance(probs if probs is not None else logits, Number)
-        super().__init__(() if scalar else tuple(self._param.shape), validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        new.temperature = self.temperature
-        for name in ("probs", "logits"):
-            if name in self.__dict__:
-                new.__dict__[name] = new._param = self.__dict__[name].expand(*batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> tuple[int, ...]:
-        return tuple(self._param.shape)
-
-    def rsample(self, sample_shape: Sequence[int] = ()) -> Tensor:
-        shape = self._extended_shape(sample_shape)
-        p = clamp_probs(self.probs.expand(*shape))
-        u = clamp_probs(rand(shape, p))
-        return (u.log() - (-u).log1p() + p.log() - (-p).log1p()) / self.temperature  # type: ignore[no-any-return]
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
-        diff = logits - value * self.temperature
-        return _log(self.temperature) + diff - 2 * diff.exp().log1p()  # type: ignore[no-any-return]
-
-
-class _RelaxedParameters:
-    """``temperature``, ``logits`` and ``probs`` of a relaxed distribution: its base distribution's."""
-
-    temperature = property(lambda self: self.base_dist.temperature)
-    logits = property(lambda self: self.base_dist.logits)
-    probs = property(lambda self: self.base_dist.probs)
-
-
-class RelaxedBernoulli(_RelaxedParameters, TransformedDistribution):
-    """The Concrete / Gumbel-softmax relaxation of Bernoulli(probs or logits) at ``temperature``: values in (0, 1),
-    reparameterised (sigmoid of a LogitRelaxedBernoulli)."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
-
-    def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
-                 validate_args: bool | None = None) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
-        return super().expand(batch_shape, _instance=self._get_checked_instance(RelaxedBernoulli, _instance))
-
-
-class ExpRelaxedCategorical(Distribution):
-    """The log of a RelaxedOneHotCategorical draw: log_softmax((logits + G) / temperature) for Gumbel noise G."""
-
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.real_vector  # the draws lie on a submanifold of it
-    has_rsample = True
-
-    def __init__(self, temperature: Any, probs: Tensor | None = None, logits: Tensor | None = None,
-                 validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits)
-        self.temperature = temperature
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:], validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def param_shape(self) -> tuple[int, ...]:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Tensor:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._categorical.probs
-
-    def rsample(self, sample_shape: Sequence[int] = ()) -> Tensor:
-        u = clamp_probs(rand(self._extended_shape(sample_shape), self.logits))
-        scores = (self.logits - (-u.log()).log()) / self.temperature
-        return scores - scores.logsumexp(-1, keepdim=True)  # type: ignore[no-any-return]
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        """log((K-1)!) + (K-1) log t + sum_k (l_k - t x_k) - K logsumexp_k(l_k - t x_k)."""
-        k = self._categorical._num_events
-        if self._validate_args:
-            self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
-        t = self.temperature
-        log_scale = (full_like(t, float(k)).lgamma() if isinstance(t, Tensor) else math.lgamma(k)) + _log(t) * (k - 1)
-        score = logits - value * t
-        return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale  # type: ignore[no-any-return]
-
-
-class RelaxedOneHotCategorical(_RelaxedParameters, TransformedDistribution):
-    """The Concrete / Gumbel-softmax relaxation of OneHotCategorical(probs or logits) at ``temperature``: points
-    of the simplex, reparameterised (exp of an ExpRelaxedCategorical)."""
-
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.simplex  # type: ignore[assignment]
-    has_rsample = True  # type: ignore[assignment]
-
-    def __init__(self, temperature: Any, probs: Tensor | None = None, logits: Tensor | None = None,
-                 validate_args: bool | None = None) -> None:
-        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-
-@register_kl(TransformedDistribution, TransformedDistribution)
-def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Tensor:
-    """KL is invariant under a shared bijection: the base distributions' KL when the transforms are equal."""
-    if p.transforms != q.transforms or p.event_shape != q.event_shape:
-        raise NotImplementedError("KL between TransformedDistributions needs equal transforms and event shapes")
-    return kl_divergence(p.base_dist, q.base_dist)
-
-
-@register_kl(Gumbel, Gumbel)
-def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Tensor:
-    r, a, b = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
-    return -r.log() - a + b + r * EULER + (a + (1 + r).lgamma() - b).exp() - (1 + EULER)
-
-
-@register_kl(HalfNormal, HalfNormal)
-def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
-    return kl_divergence(p.base_dist, q.base_dist)
-
-
-@register_kl(Pareto, Pareto)
-def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
-    """q.alpha log(p.scale / q.scale) - log(q.alpha / p.alpha) + q.alpha / p.alpha - 1; inf where p's support
-    starts below q's."""
-    ratio = q.alpha / p.alpha
-    kl = q.alpha * (p.scale / q.scale).log() - ratio.log() + ratio - 1
-    return where(p.scale < q.scale, math.inf, kl)
-
-
-__all__ = ["TransformedDistribution", "Gumbel", "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "LogisticNormal",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "LogitRelaxedBernoulli", "ExpRelaxedCategorical"]
+__all__ = ["TransformedDistribution", "Gumbel", "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "LogisticNormal"]
