@@ -31,6 +31,7 @@ from . import (
     tensor_integrate,
     tensor_join,
     tensor_math,
+    tensor_methods_extra,
     tensor_misc,
     tensor_numeric,
     tensor_order,
@@ -90,6 +91,7 @@ from .tensor_index_write import *  # noqa: F403
 from .tensor_integrate import *  # noqa: F403
 from .tensor_join import *  # noqa: F403
 from .tensor_math import *  # noqa: F403
+from .tensor_methods_extra import *  # noqa: F403
 from .tensor_misc import *  # noqa: F403
 from .tensor_numeric import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
@@ -110,7 +112,7 @@ _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tens
                     tensor_order, tensor_pointwise, tensor_products, tensor_integrate, tensor_reduce, tensor_search, tensor_select,
                     tensor_shape, tensor_softmax, tensor_stats, tensor_trig, tensor_build,
                     tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky, tensor_random,
-                    tensor_numeric, tensor_counting))
+                    tensor_numeric, tensor_counting, tensor_methods_extra))
 linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
 linalg.matrix_power = _tensor_first(tensor_products.matrix_power, "linalg.matrix_power")  # type: ignore[attr-defined]
 for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...

@@ -156,6 +156,8 @@ def run_backward(
                     g = _run_hooks(var, g)
                 if wanted is None:
                     var.accumulate_grad(g)
+                    if getattr(var, "_post_accumulate_grad_hooks", None):  # register_post_accumulate_grad_hook
+                        var._run_post_accumulate_grad_hooks()  # type: ignore[attr-defined]
                 elif key in wanted:
                     found[wanted[key]] = g
                 continue

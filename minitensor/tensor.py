@@ -28,12 +28,15 @@ from .tensor_build import BuildMethods
 from .tensor_compare import CompareMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_factory import FactoryMethods
+from .tensor_fill_random import FillRandomMethods
 from .tensor_igamma import IgammaMethods
 from .tensor_index import IndexMethods
 from .tensor_index_write import IndexWriteMethods
 from .tensor_inplace import InplaceMethods
+from .tensor_inplace_extra import InplaceExtraMethods
 from .tensor_join import JoinMethods
 from .tensor_math import MathMethods
+from .tensor_methods_extra import ExtraMethods
 from .tensor_misc import MiscMethods
 from .tensor_numeric import NumericMethods
 from .tensor_operators import OperatorMethods
@@ -61,7 +64,7 @@ class Tensor(
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
     BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, DecompMethods, BuildMethods,
     IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods, PutMethods, StridedMethods,
-    IgammaMethods, FactorMethods,
+    IgammaMethods, FactorMethods, InplaceExtraMethods, FillRandomMethods, ExtraMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 

@@ -172,7 +172,10 @@ def test_dropout_forms_drop_and_scale() -> None:
 # --- in-place forms ---
 
 INPLACE_ARGS = {"clamp_": (-0.2, 0.3), "clip_": (0.2,), "fill_": (2.5,), "round_": (), "logit_": (0.05,),
-                "nan_to_num_": (0.0,), "xlogy_": ("other",)}
+                "nan_to_num_": (0.0,), "xlogy_": ("other",), "clamp_min_": (0.4,), "clamp_max_": (0.5,),
+                "ldexp_": ("other",), "addmv_": ("mat", "vec")}
+MATRIX_VECTOR = {"mat": arr(2, 3), "vec": arr(3)}
+"""addmv_'s operands: its input is the first row of the usual base (a vector of 2)."""
 INTEGER_FORMS = {"gcd_", "lcm_"}
 
 
@@ -185,7 +188,9 @@ def test_inplace_forms_match_torch(backend: str) -> None:
         else:
             base = x + 1.0 if name.startswith(("acosh", "arccosh")) else x
             other = x[::-1].copy()
-        args = tuple(other if a == "other" else a for a in INPLACE_ARGS.get(name, ()))
+        if name == "addmv_":
+            base = base[0, :2].copy()
+        args = tuple(other if a == "other" else MATRIX_VECTOR.get(a, a) for a in INPLACE_ARGS.get(name, ()))
         if name in INTEGER_FORMS:
             args = (other,)
         ours, theirs = mt.tensor(base, backend=backend), torch.tensor(base)
