@@ -18,9 +18,11 @@ run: $(STAMP)
 	$(PY) projects/run_digits.py
 
 # The CUDA backend is tested under Numba's simulator unless a real GPU is asked for (NUMBA_ENABLE_CUDASIM=0).
+# worksteal: an idle worker takes tests from the other's queue (a clean-clone run: 9:31 -> 8:52, less CPU too, than
+# whole files per worker with --dist loadfile).
 test: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=$${NUMBA_ENABLE_CUDASIM:-1} HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} \
-		$(PY) -m pytest -q -n 2 --dist loadfile --durations=25
+		$(PY) -m pytest -q -n 2 --dist worksteal --durations=25
 
 lint: $(STAMP)
 	$(PY) -m ruff check minitensor tests projects benchmarks
