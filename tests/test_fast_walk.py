@@ -14,6 +14,7 @@ from minitensor.backends import fast_walk_kernels as walk
 from minitensor.backends.base import strided_view
 from minitensor.backends.fast import FastBackend, elementwise_kernel
 from minitensor.backends.fast_kernels import threads
+from minitensor.backends.layout import ELEMENT_ALIGN, planned_layout
 from minitensor.tensor_data import TensorData
 
 kernels = FastBackend(use_numpy_twins=False, use_numpy_math=False)
@@ -132,8 +133,22 @@ def test_in_place_on_strided_views(transposed: bool) -> None:
 def test_block_and_row_sizes_are_what_the_walk_paths_assume() -> None:
     """The layouts above reach the paths they are named for only with these sizes."""
     assert walk.LONG <= 40 and walk.LONG > 13 and walk.BLOCK < 1500 and 700 * 3 > walk.BLOCK
-    # grouped: rows of 13, 20, 100 and 120 (13: one 8 x 8 block and 5 single columns); not rows of 5 or 1500
-    assert walk.GROUP == 8 and 120 <= walk.GROUP_WIDTH < 1500 and 37 % walk.GROUP and 24 % walk.GROUP == 0
+    # grouped: rows of 13, 20, 100 and 120 (13: one 8 x 8 block and 5 single columns), and of 1500 in segments of
+    # GROUP_WIDTH columns (the last one ragged); not rows of 5
+    assert walk.GROUP == 8 and 120 <= walk.GROUP_WIDTH < 1500 and 1500 % walk.GROUP_WIDTH % 8
+    assert 37 % walk.GROUP and 24 % walk.GROUP == 0
+
+
+def test_chunks_of_a_transposed_layout_hold_whole_row_groups() -> None:
+    """A layout with an operand gathered in row groups chunks at whole groups of rows (and at ELEMENT_ALIGN); others
+    at ELEMENT_ALIGN only."""
+    for shape in ((400, 1500), (4096, 100)):
+        x = stored(values(shape, np.dtype(np.float64)), (1, 0))
+        out = TensorData(np.empty(int(np.prod(shape))), shape)
+        _, strides, n_chunks, per_chunk = planned_layout(out, [x])
+        assert per_chunk % (walk.GROUP * shape[1]) == 0 and per_chunk % ELEMENT_ALIGN == 0 and n_chunks > 1
+        _, _, _, plain = planned_layout(out, [stored(values(shape, np.dtype(np.float64)), (0, 1))])
+        assert plain % ELEMENT_ALIGN == 0 and plain % (walk.GROUP * shape[1])
 
 
 @pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")  # the serial build has no parallel loop

@@ -35,6 +35,7 @@ from numba import njit, prange
 
 from minitensor.backends.fast_intrinsics import call_function, element_pointer, transpose8
 from minitensor.backends.fast_kernels import next_row, start_positions, threads
+from minitensor.backends.layout import ROW_GROUP
 
 # Rebound to "serial" for the thread-pool-free build (see fast_codegen).
 PARALLEL = "parallel"
@@ -42,11 +43,12 @@ BLOCK = 1024
 """Elements per gathered block (a few KB per operand: it stays in L1)."""
 LONG = 32
 """Rows at least this long are called on row by row; shorter ones are gathered into blocks."""
-GROUP, GROUP_WIDTH = 8, 256
+GROUP, GROUP_WIDTH = ROW_GROUP, 256
 """A transposed operand (one that steps 1 along the next-outer dim and more along the row) of 4- or 8-byte elements is
-gathered GROUP whole rows at a time, where rows are 8 to GROUP_WIDTH long (a tile of :func:`layout.tiled`), by 8 x 8
-block transposes (:func:`transpose8`): a vector load per 8 elements instead of a scalar load each. (10^7 float64,
-one operand transposed, one thread, on a Zen 5 EPYC: map 36 -> 14 ms, zip 40 -> 17.4 ms, NumPy 17-20 ms.)"""
+gathered GROUP whole rows at a time (rows at least 8 long), GROUP_WIDTH columns at a time, by 8 x 8 block
+transposes (:func:`transpose8`): a vector load per 8 elements instead of a scalar load each; such layouts' chunks hold
+whole groups (:func:`layout.element_align`). (10^7 float64, one operand transposed, one thread, on a Zen 5 EPYC: map
+36 -> 14 ms, zip 40 -> 17.4 ms, NumPy 17-20 ms.)"""
 
 
 @njit(inline="always")
@@ -114,11 +116,31 @@ def groups_rows(size, strides, operand, nd):
 @njit(inline="always")
 def group_fits(index, shape, e, end):
     """Whether GROUP whole rows from the start of the current one lie in this chunk and in the next-outer dim, and are
-    from 8 to GROUP_WIDTH long."""
+    at least 8 long (they are gathered GROUP_WIDTH columns at a time)."""
     nd = shape.size
     width = shape[nd - 1]
-    return (index[nd - 1] == 0 and 8 <= width <= GROUP_WIDTH and index[nd - 2] + GROUP <= shape[nd - 2]
-            and e + GROUP * width <= end)
+    return index[nd - 1] == 0 and width >= 8 and index[nd - 2] + GROUP <= shape[nd - 2] and e + GROUP * width <= end
+
+
+@njit(inline="always")
+def map_row(run, out, po, so, size_out, out_buffer, a_at, n, a_len):
+    """``run`` on n elements into ``out`` from element ``po``, ``so`` apart: in place when so == 1, else through
+    ``out_buffer``."""
+    if so == 1:
+        call_function(run, element_pointer(out, po * size_out), a_at, n, a_len)
+    else:
+        call_function(run, element_pointer(out_buffer, 0), a_at, n, a_len)
+        scatter(size_out, out_buffer, 0, n, out, po, so)
+
+
+@njit(inline="always")
+def zip_row(run, out, po, so, size_out, out_buffer, a_at, b_at, n, a_len, b_len):
+    """:func:`map_row` for ``zip_run``."""
+    if so == 1:
+        call_function(run, element_pointer(out, po * size_out), a_at, b_at, n, a_len, b_len)
+    else:
+        call_function(run, element_pointer(out_buffer, 0), a_at, b_at, n, a_len, b_len)
+        scatter(size_out, out_buffer, 0, n, out, po, so)
 
 
 @njit(inline="always")
@@ -162,6 +184,7 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
     so, sa = strides[0, nd - 1], strides[1, nd - 1]
     size_a, size_out = sizes
     grouped = groups_rows(size_a, strides, 1, nd)
+    so_row = strides[0, nd - 2] if nd >= 2 else 0  # out's step to the next row (the grouped rows)
     for c in prange(n_chunks):
         e = c * per_chunk
         end = min(e + per_chunk, total)
@@ -175,25 +198,24 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
         while e < end:
             start = index[nd - 1]
             n = min(shape[nd - 1] - start, end - e)
-            group = grouped and group_fits(index, shape, e, end)
-            if group or n >= LONG:
-                if group:  # GROUP whole rows from a row's start
-                    n = shape[nd - 1]
-                    gather_group(size_a, a, pos[1], sa, n, a_group)
-                elif so != 1 or (sa != 1 and sa != 0):
+            if grouped and group_fits(index, shape, e, end):  # GROUP whole rows, GROUP_WIDTH columns at a time
+                width = shape[nd - 1]
+                for c0 in range(0, width, GROUP_WIDTH):
+                    n = min(GROUP_WIDTH, width - c0)
+                    gather_group(size_a, a, pos[1] + c0 * sa, sa, n, a_group)
+                    for r in range(GROUP):
+                        map_row(run, out, pos[0] + r * so_row + c0 * so, so, size_out, out_buffer,
+                                element_pointer(a_group, r * n * size_a), n, n)
+                for _ in range(GROUP):
+                    step(index, shape, strides, pos, 0, width)
+                e += GROUP * width
+            elif n >= LONG:
+                if so != 1 or (sa != 1 and sa != 0):
                     n = min(n, BLOCK)
-                for r in range(GROUP if group else 1):
-                    if group:
-                        a_at, a_len = element_pointer(a_group, r * n * size_a), n
-                    else:
-                        a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
-                    if so == 1:
-                        call_function(run, element_pointer(out, pos[0] * size_out), a_at, n, a_len)
-                    else:
-                        call_function(run, element_pointer(out_buffer, 0), a_at, n, a_len)
-                        scatter(size_out, out_buffer, 0, n, out, pos[0], so)
-                    e += n
-                    step(index, shape, strides, pos, start, n)
+                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
+                map_row(run, out, pos[0], so, size_out, out_buffer, a_at, n, a_len)
+                e += n
+                step(index, shape, strides, pos, start, n)
             else:
                 filled = 0
                 r = 0
@@ -225,6 +247,7 @@ def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
     so, sa, sb = strides[0, nd - 1], strides[1, nd - 1], strides[2, nd - 1]
     size_a, size_b, size_out = sizes
     a_grouped, b_grouped = groups_rows(size_a, strides, 1, nd), groups_rows(size_b, strides, 2, nd)
+    so_row, sa_row, sb_row = (strides[0, nd - 2], strides[1, nd - 2], strides[2, nd - 2]) if nd >= 2 else (0, 0, 0)
     for c in prange(n_chunks):
         e = c * per_chunk
         end = min(e + per_chunk, total)
@@ -240,32 +263,36 @@ def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
         while e < end:
             start = index[nd - 1]
             n = min(shape[nd - 1] - start, end - e)
-            group = (a_grouped or b_grouped) and group_fits(index, shape, e, end)
-            if group or n >= LONG:
-                if group:  # GROUP whole rows from a row's start
-                    n = shape[nd - 1]
+            if (a_grouped or b_grouped) and group_fits(index, shape, e, end):  # as map_kernel's
+                width = shape[nd - 1]
+                for c0 in range(0, width, GROUP_WIDTH):
+                    n = min(GROUP_WIDTH, width - c0)
                     if a_grouped:
-                        gather_group(size_a, a, pos[1], sa, n, a_group)
+                        gather_group(size_a, a, pos[1] + c0 * sa, sa, n, a_group)
                     if b_grouped:
-                        gather_group(size_b, b, pos[2], sb, n, b_group)
-                elif so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
+                        gather_group(size_b, b, pos[2] + c0 * sb, sb, n, b_group)
+                    for r in range(GROUP):
+                        if a_grouped:
+                            a_at, a_len = element_pointer(a_group, r * n * size_a), n
+                        else:
+                            a_at, a_len = operand(size_a, a, pos[1] + r * sa_row + c0 * sa, sa, n, a_buffer)
+                        if b_grouped:
+                            b_at, b_len = element_pointer(b_group, r * n * size_b), n
+                        else:
+                            b_at, b_len = operand(size_b, b, pos[2] + r * sb_row + c0 * sb, sb, n, b_buffer)
+                        zip_row(run, out, pos[0] + r * so_row + c0 * so, so, size_out, out_buffer, a_at, b_at, n,
+                                a_len, b_len)
+                for _ in range(GROUP):
+                    step(index, shape, strides, pos, 0, width)
+                e += GROUP * width
+            elif n >= LONG:
+                if so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
                     n = min(n, BLOCK)
-                for r in range(GROUP if group else 1):
-                    if group and a_grouped:
-                        a_at, a_len = element_pointer(a_group, r * n * size_a), n
-                    else:
-                        a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
-                    if group and b_grouped:
-                        b_at, b_len = element_pointer(b_group, r * n * size_b), n
-                    else:
-                        b_at, b_len = operand(size_b, b, pos[2], sb, n, b_buffer)
-                    if so == 1:
-                        call_function(run, element_pointer(out, pos[0] * size_out), a_at, b_at, n, a_len, b_len)
-                    else:
-                        call_function(run, element_pointer(out_buffer, 0), a_at, b_at, n, a_len, b_len)
-                        scatter(size_out, out_buffer, 0, n, out, pos[0], so)
-                    e += n
-                    step(index, shape, strides, pos, start, n)
+                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
+                b_at, b_len = operand(size_b, b, pos[2], sb, n, b_buffer)
+                zip_row(run, out, pos[0], so, size_out, out_buffer, a_at, b_at, n, a_len, b_len)
+                e += n
+                step(index, shape, strides, pos, start, n)
             else:
                 filled = 0
                 r = 0

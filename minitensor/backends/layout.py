@@ -39,6 +39,9 @@ def coalesce(dims: Dims, operands: int) -> tuple[np.ndarray, np.ndarray]:
 LAYOUT_CACHE_SIZE = 512
 ELEMENT_ALIGN = 64
 """Element-wise chunks hold a multiple of this many elements (256 bytes of float32)."""
+ROW_GROUP = 8
+"""The fast walkers gather a transposed operand this many whole rows at a time (``fast_walk_kernels.GROUP``), so
+such a layout's chunks hold a multiple of that many rows too (:func:`element_align`)."""
 _layouts: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 _row_plans: dict[tuple, tuple[np.ndarray, np.ndarray, int, int]] = {}
 
@@ -61,9 +64,20 @@ def planned_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.nd
 
     def make() -> tuple[np.ndarray, np.ndarray, int, int]:
         shape, strides = tiled(*elementwise_layout(out, inputs))
-        return (shape, strides, *chunking(shape, align=ELEMENT_ALIGN))
+        return (shape, strides, *chunking(shape, align=element_align(shape, strides)))
 
     return cached(_layouts, (out.shape, out.strides, *[(x.shape, x.strides) for x in inputs]), make)
+
+
+def element_align(shape: np.ndarray, strides: np.ndarray) -> int:
+    """The chunk alignment of an element-wise layout: ELEMENT_ALIGN elements, and whole groups of ROW_GROUP rows when
+    an input steps 1 along the next-outer dim and neither 0 nor 1 along the row (a transposed operand, gathered in
+    row groups: a chunk boundary inside a group would send its rows down the slower one-row path)."""
+    if shape.size >= 2:
+        along, across = strides[1:, -1], strides[1:, -2]
+        if ((across == 1) & (along != 0) & (along != 1)).any():
+            return math.lcm(ELEMENT_ALIGN, ROW_GROUP * int(shape[-1]))
+    return ELEMENT_ALIGN
 
 
 def elementwise_layout(out: TensorData, inputs: Sequence[TensorData]) -> tuple[np.ndarray, np.ndarray]:
