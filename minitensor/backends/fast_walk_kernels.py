@@ -198,24 +198,28 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
         while e < end:
             start = index[nd - 1]
             n = min(shape[nd - 1] - start, end - e)
-            if grouped and group_fits(index, shape, e, end):  # GROUP whole rows, GROUP_WIDTH columns at a time
-                width = shape[nd - 1]
-                for c0 in range(0, width, GROUP_WIDTH):
-                    n = min(GROUP_WIDTH, width - c0)
-                    gather_group(size_a, a, pos[1] + c0 * sa, sa, n, a_group)
-                    for r in range(GROUP):
-                        map_row(run, out, pos[0] + r * so_row + c0 * so, so, size_out, out_buffer,
-                                element_pointer(a_group, r * n * size_a), n, n)
-                for _ in range(GROUP):
-                    step(index, shape, strides, pos, 0, width)
-                e += GROUP * width
-            elif n >= LONG:
-                if so != 1 or (sa != 1 and sa != 0):
-                    n = min(n, BLOCK)
-                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
-                map_row(run, out, pos[0], so, size_out, out_buffer, a_at, n, a_len)
-                e += n
-                step(index, shape, strides, pos, start, n)
+            group = grouped and group_fits(index, shape, e, end)
+            if group or n >= LONG:  # GROUP whole rows, GROUP_WIDTH columns at a time, or one row: one code path
+                # for both (each copy costs the walker's compile time)
+                if group:
+                    n_rows, width, seg = GROUP, shape[nd - 1], GROUP_WIDTH
+                else:
+                    if so != 1 or (sa != 1 and sa != 0):
+                        n = min(n, BLOCK)
+                    n_rows, width, seg = 1, n, n
+                for c0 in range(0, width, seg):
+                    n = min(seg, width - c0)
+                    if group:
+                        gather_group(size_a, a, pos[1] + c0 * sa, sa, n, a_group)
+                    for r in range(n_rows):
+                        if group:
+                            a_at, a_len = element_pointer(a_group, r * n * size_a), n
+                        else:
+                            a_at, a_len = operand(size_a, a, pos[1] + c0 * sa, sa, n, a_buffer)
+                        map_row(run, out, pos[0] + r * so_row + c0 * so, so, size_out, out_buffer, a_at, n, a_len)
+                for _ in range(n_rows):
+                    step(index, shape, strides, pos, start, width)
+                e += n_rows * width
             else:
                 filled = 0
                 r = 0
@@ -263,36 +267,34 @@ def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
         while e < end:
             start = index[nd - 1]
             n = min(shape[nd - 1] - start, end - e)
-            if (a_grouped or b_grouped) and group_fits(index, shape, e, end):  # as map_kernel's
-                width = shape[nd - 1]
-                for c0 in range(0, width, GROUP_WIDTH):
-                    n = min(GROUP_WIDTH, width - c0)
-                    if a_grouped:
+            group = (a_grouped or b_grouped) and group_fits(index, shape, e, end)
+            if group or n >= LONG:  # as map_kernel's
+                if group:
+                    n_rows, width, seg = GROUP, shape[nd - 1], GROUP_WIDTH
+                else:
+                    if so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
+                        n = min(n, BLOCK)
+                    n_rows, width, seg = 1, n, n
+                for c0 in range(0, width, seg):
+                    n = min(seg, width - c0)
+                    if group and a_grouped:
                         gather_group(size_a, a, pos[1] + c0 * sa, sa, n, a_group)
-                    if b_grouped:
+                    if group and b_grouped:
                         gather_group(size_b, b, pos[2] + c0 * sb, sb, n, b_group)
-                    for r in range(GROUP):
-                        if a_grouped:
+                    for r in range(n_rows):
+                        if group and a_grouped:
                             a_at, a_len = element_pointer(a_group, r * n * size_a), n
                         else:
                             a_at, a_len = operand(size_a, a, pos[1] + r * sa_row + c0 * sa, sa, n, a_buffer)
-                        if b_grouped:
+                        if group and b_grouped:
                             b_at, b_len = element_pointer(b_group, r * n * size_b), n
                         else:
                             b_at, b_len = operand(size_b, b, pos[2] + r * sb_row + c0 * sb, sb, n, b_buffer)
                         zip_row(run, out, pos[0] + r * so_row + c0 * so, so, size_out, out_buffer, a_at, b_at, n,
                                 a_len, b_len)
-                for _ in range(GROUP):
-                    step(index, shape, strides, pos, 0, width)
-                e += GROUP * width
-            elif n >= LONG:
-                if so != 1 or (sa != 1 and sa != 0) or (sb != 1 and sb != 0):
-                    n = min(n, BLOCK)
-                a_at, a_len = operand(size_a, a, pos[1], sa, n, a_buffer)
-                b_at, b_len = operand(size_b, b, pos[2], sb, n, b_buffer)
-                zip_row(run, out, pos[0], so, size_out, out_buffer, a_at, b_at, n, a_len, b_len)
-                e += n
-                step(index, shape, strides, pos, start, n)
+                for _ in range(n_rows):
+                    step(index, shape, strides, pos, start, width)
+                e += n_rows * width
             else:
                 filled = 0
                 r = 0
