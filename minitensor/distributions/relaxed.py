@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from numbers import Number
 from typing import Any
 
 from ..tensor import Tensor
 from . import constraints
 from .categorical import Categorical
 from .continuous import rand
-from .discrete import _one_of
+from .discrete import _SuccessProbability
 from .distribution import (
     Distribution,
     broadcast_all,
     clamp_probs,
     full_like,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 from .transformed import TransformedDistribution
 from .transforms_elementwise import ExpTransform, SigmoidTransform
@@ -32,24 +28,16 @@ def _log(t: Any) -> Any:
     return t.log() if isinstance(t, Tensor) else math.log(t)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_SuccessProbability):
     """The logit of a RelaxedBernoulli: (logit(U) + logits) / temperature for U uniform; density
     t e^(l - t x) / (1 + e^(l - t x))^2."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         self.temperature = temperature
-        _one_of(probs, logits)
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        scalar = isinstance(probs if probs is not None else logits, Number)
-        super().__init__(() if scalar else tuple(self._param.shape), validate_args=validate_args)
+        super().__init__(probs, logits, validate_args=validate_args)
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Any:
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
@@ -60,14 +48,6 @@ class LogitRelaxedBernoulli(Distribution):
         Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    @lazy_property
-    def logits(self) -> Tensor:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Tensor:
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self) -> tuple[int, ...]:
