@@ -1,10 +1,10 @@
 """Arguments and results of a compiled function as nested structures: the tensors in them (flattened into the
 guard key), and the same structure rebuilt around other tensors (the traced buffers going in, the replay's outputs
-coming out)."""
+coming out) with :func:`minitensor.pytree.tree_map`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from ..backends.base import Backend
 from ..errors import CompileError
 from ..module import Module
+from ..pytree import tree_map
 from ..tensor import Tensor
 from ..tensor_data import TensorData
 
@@ -48,29 +49,13 @@ def flatten(value: Any, leaves: list[Tensor], parts: list[Any]) -> None:
         parts.append((type(value).__name__, value))
 
 
-def _replace(value: Any, leaf: tuple[type, ...], fn: Callable[[Any], Any]) -> Any:
-    """``value`` (nested tuples, namedtuples, lists, dicts) with each instance of ``leaf`` replaced by ``fn(it)``, in
-    order; anything else is kept as it is."""
-    if isinstance(value, leaf):
-        return fn(value)
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(_replace(item, leaf, fn) for item in value)
-    if isinstance(value, tuple):  # a namedtuple
-        return type(value)(*(_replace(item, leaf, fn) for item in value))
-    if isinstance(value, list):
-        return [_replace(item, leaf, fn) for item in value]
-    if isinstance(value, dict):
-        return {key: _replace(item, leaf, fn) for key, item in value.items()}
-    return value
-
-
 class _Out:
     """Where a returned tensor goes in the output structure."""
 
 
 def rebuild(template: Any, values: Iterator[Any]) -> Any:
     """``template`` with each tensor (or output placeholder) replaced by the next of ``values``."""
-    return _replace(template, (Tensor, _Out), lambda _: next(values))
+    return tree_map(lambda leaf: next(values) if isinstance(leaf, (Tensor, _Out)) else leaf, template)
 
 
 def template_of(result: Any, outputs: list[tuple[Backend, TensorData]]) -> Any:
@@ -80,4 +65,4 @@ def template_of(result: Any, outputs: list[tuple[Backend, TensorData]]) -> Any:
         outputs.append((tensor.backend, tensor._data))
         return _Out()
 
-    return _replace(result, (Tensor,), placeholder)
+    return tree_map(lambda leaf: placeholder(leaf) if isinstance(leaf, Tensor) else leaf, result)

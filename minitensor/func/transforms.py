@@ -15,9 +15,9 @@ from ..autograd import grad as _autograd_grad
 from ..backward import topological_sort
 from ..creation import zeros_like
 from ..errors import GradientError
+from ..pytree import ArgNums, Func, Spec, tree_flatten, tree_map, tree_unflatten
 from ..tensor import Tensor
 from ..tensor_join import stack
-from .pytree import ArgNums, Func, Spec, tree_flatten, tree_map, tree_unflatten
 from .vmap import check_randomness
 
 # --- differentiation helpers ---

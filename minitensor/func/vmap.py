@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ShapeError
+from ..pytree import Func, Spec, broadcast_prefix, tree_flatten, tree_unflatten
 from ..random_state import SharedStream
 from ..tensor import Tensor
 from ..tensor_join import stack
-from .pytree import Func, Spec, broadcast_prefix, tree_flatten, tree_unflatten
 
 # --- vmap ---
 
