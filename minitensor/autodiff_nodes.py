@@ -13,18 +13,22 @@ if TYPE_CHECKING:
 
 
 class RemovableHandle:
-    """What ``register_hook`` returns: ``remove()`` unregisters the hook (``torch.utils.hooks.RemovableHandle``)."""
+    """What ``register_hook`` and the module hook registrations return: ``remove()`` (or leaving a ``with`` block)
+    unregisters the hook from ``hooks`` and drops its id from ``extra`` (the ids a registry flags, such as the
+    module pre-hooks that take kwargs) (``torch.utils.hooks.RemovableHandle``)."""
 
     _ids = itertools.count()
 
-    def __init__(self, hooks: dict[int, Any]) -> None:
+    def __init__(self, hooks: dict[int, Any], extra: set[int] | None = None) -> None:
         self.hooks_dict_ref = weakref.ref(hooks) if _weakrefable(hooks) else (lambda: hooks)
+        self.extra = extra if extra is not None else set()
         self.id = next(RemovableHandle._ids)
 
     def remove(self) -> None:
         hooks = self.hooks_dict_ref()
         if hooks is not None:
             hooks.pop(self.id, None)
+        self.extra.discard(self.id)
 
     def __enter__(self) -> RemovableHandle:
         return self

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import dtypes
-from .autodiff import no_grad
+from .autodiff import RemovableHandle, no_grad
 from .checkpoint import load_state_dict
 from .creation import empty
 from .scalar import Scalar
@@ -376,27 +376,6 @@ class Module:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + "\n)"
-
-
-class RemovableHandle:
-    """What ``register_forward_pre_hook`` returns: ``remove()`` (or leaving a ``with`` block) unregisters the hook."""
-
-    _next_id = 0
-
-    def __init__(self, hooks: dict[int, Any], extra: set[int]) -> None:
-        self.hooks, self.extra = hooks, extra
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self) -> None:
-        self.hooks.pop(self.id, None)
-        self.extra.discard(self.id)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 def _backends_only(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
