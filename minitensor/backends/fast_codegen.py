@@ -72,10 +72,11 @@ EXTRA_TEMPLATE = Path(__file__).with_name("fast_extra_kernels.py")
 FUSED_TEMPLATE = Path(__file__).with_name("fast_fused_kernels.py")
 WALK_TEMPLATE = Path(__file__).with_name("fast_walk_kernels.py")
 MATH_SOURCE = Path(__file__).with_name("fast_math.py")
+MATH32_SOURCE = Path(__file__).with_name("fast_math32.py")
 INTRINSICS_SOURCE = Path(__file__).with_name("fast_intrinsics.py")
 ROWS_SOURCE = Path(__file__).with_name("fast_fused_rows.py")
-"""Not templates: the vectorisable exp/log/tanh/sigmoid, the LLVM intrinsics under them and the fused kernels' row
-helpers, which the kernels import (so they are part of the fingerprint)."""
+"""Not templates: the vectorisable exp/log/tanh/sigmoid (float64 and float32 outputs), the LLVM intrinsics under them
+and the fused kernels' row helpers, which the kernels import (so they are part of the fingerprint)."""
 OP_FREE_TEMPLATES = {"extra": EXTRA_TEMPLATE, "fused": FUSED_TEMPLATE, "walk": WALK_TEMPLATE}
 """The op-free families (their kernels take their types from their arguments) and the template each copies."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -101,7 +102,7 @@ def fingerprint() -> str:
     digest = hashlib.sha256()
     index_math = [inspect.getsource(f) for f in (tensor_data.index_to_position, tensor_data.to_index, tensor_data.broadcast_index)]
     templates = [_read(path) for path in (TEMPLATE, EXTRA_TEMPLATE, FUSED_TEMPLATE, WALK_TEMPLATE, MATH_SOURCE,
-                                          INTRINSICS_SOURCE, ROWS_SOURCE)]
+                                          MATH32_SOURCE, INTRINSICS_SOURCE, ROWS_SOURCE)]
     scalar_ops = [_read(importlib.import_module(name)) for name in operators.JIT_MODULES]
     for part in (*templates, *scalar_ops, *index_math, numba.__version__, np.__version__, sys.version):
         digest.update(part.encode())

@@ -17,7 +17,8 @@ from numba import njit, types
 from numba.core.extending import overload
 
 from minitensor.backends.fast_intrinsics import as_bits, fdiv, fma, from_bits, select
-from minitensor.backends.fast_math import by_output, exp, exp32, exp_f32, prefer_wide
+from minitensor.backends.fast_math import exp, prefer_wide
+from minitensor.backends.fast_math32 import by_output, exp32, exp_f32
 
 ERFCX_P = 0.328125  # 21/64: exact in float32 too
 ERFCX_T = (0.011294474486095185, -0.010597687902552444, -0.13890623883066364, 0.35209562216419815,

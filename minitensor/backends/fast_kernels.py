@@ -38,6 +38,7 @@ from numba.core.cpu_options import ParallelOptions
 
 from minitensor import operators as _operators
 from minitensor.backends import fast_math as _fast_math
+from minitensor.backends import fast_math32 as _fast_math32
 from minitensor.backends.fast_intrinsics import STREAM_BLOCK, store_fence, stream_copy
 from minitensor.tensor_data import index_to_position as _index_to_position
 from minitensor.tensor_data import to_index as _to_index
@@ -93,8 +94,8 @@ compute = np.int64 if COMPUTE == "int64" else np.float64  # the type every kerne
 # unary_into(element, out.dtype): unary(compute(element)), or for fast_math's ops into float32 outputs their
 # float32-accurate version (computed in float32 when the element is float32 too).
 if UNARY in _fast_math.OPS:
-    unary_into = _fast_math.by_output(unary, _fast_math.FLOAT32_VERSIONS.get(UNARY, unary),
-                                      _fast_math.FLOAT32_NATIVE.get(UNARY), compute)
+    unary_into = _fast_math32.by_output(unary, _fast_math32.FLOAT32_VERSIONS.get(UNARY, unary),
+                                        _fast_math32.FLOAT32_NATIVE.get(UNARY), compute)
 else:  # the plain call (by_output's overload around a branching op such as div trips Numba's SSA check warning)
 
     @njit(inline="always")
