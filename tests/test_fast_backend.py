@@ -425,7 +425,7 @@ from minitensor.backends.fast import FastBackend
 fast = FastBackend(use_numpy_twins=False)  # small "neg" calls would run its NumPy twin, not the kernel
 from minitensor.backends.fast_codegen import kernel_module
 fast.map("neg", fast.from_numpy(np.ones(5)), fast.empty((5,), np.float64))
-from minitensor.backends.fast_codegen import _c_functions
+from minitensor.backends.fast_compile import _c_functions
 stats = kernel_module("walk", parallel=False).map_flat_kernel.stats
 loop = next(f for key, f in _c_functions.items() if "map_neg" in key[0])  # neg's loop, a C function
 print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),

@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 from numba import types  # noqa: E402
 from numba.np.ufunc import parallel as _numba_parallel  # noqa: E402
 
-from .fast_codegen import c_function, kernel_module, load_without_refresh  # noqa: E402
+from .fast_codegen import kernel_module  # noqa: E402
+from .fast_compile import c_function, load_without_refresh  # noqa: E402
 from .fast_intrinsics import HOST_CPU, X86  # noqa: E402
 
 SERIAL_BELOW = 1 << 15
