@@ -55,9 +55,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from minitensor.backends import fast_launch  # noqa: E402
-from minitensor.backends.fast import FastBackend, elementwise_kernel  # noqa: E402
+from minitensor.backends.fast import FastBackend  # noqa: E402
 from minitensor.backends.fast import backend as fast  # noqa: E402
 from minitensor.backends.fast_numpy import math_route  # noqa: E402
+from minitensor.backends.fast_plan import elementwise_kernel  # noqa: E402
 
 numba_math = FastBackend(use_numpy_math=False)  # the path that does not delegate exp/log/tanh/sigmoid to NumPy
 from minitensor.tensor_data import TensorData  # noqa: E402

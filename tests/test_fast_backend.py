@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 
 from minitensor import operators
 from minitensor.backends import fast as fast_module
-from minitensor.backends import fast_codegen, fast_launch, fast_numpy
+from minitensor.backends import fast_codegen, fast_launch, fast_numpy, fast_plan
 from minitensor.backends.base import strided_view
-from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend, matrix_layout
+from minitensor.backends.fast import NUMPY_MATH, THREADED_MATH_MIN, FastBackend
 from minitensor.backends.fast import backend as fast
 from minitensor.backends.fast_codegen import generate_source, kernel_module, module_stem
+from minitensor.backends.fast_plan import matrix_layout
 from minitensor.backends.layout import chunking, coalesce, planned_layout, tiled
 from minitensor.backends.simple import backend as simple
 from minitensor.operators import BINARY_OPS, REDUCE_OPS, UNARY_OPS
@@ -1186,7 +1187,7 @@ def test_flat_calls_take_the_flat_kernel_with_the_general_kernels_bits(family: s
     with np.errstate(all="ignore"):
         for out in (flat, spaced):
             getattr(kernels, family)(op, *inputs, out)
-            kernel, _ = fast_module.elementwise_kernel(family, op, inputs, out, lazy=False)
+            kernel, _ = fast_plan.elementwise_kernel(family, op, inputs, out, lazy=False)
             kernel = getattr(kernel, "__wrapped__", kernel)  # a general walker is called on bytes
             name = getattr(kernel, "py_func", kernel).__name__
             assert name == (f"{family}_flat_kernel" if out is flat else f"{family}_kernel")
@@ -1200,7 +1201,7 @@ def test_flat_calls_take_the_flat_kernel_with_the_general_kernels_bits(family: s
     one = make_out((), np.dtype(dtype), "contiguous")
     with np.errstate(all="ignore"):
         getattr(kernels, family)(op, *scalars, one)
-    kernel, _ = fast_module.elementwise_kernel(family, op, scalars, one, lazy=False)
+    kernel, _ = fast_plan.elementwise_kernel(family, op, scalars, one, lazy=False)
     assert getattr(kernel, "py_func", kernel).__name__ == f"{family}_flat_kernel"
     np.testing.assert_array_equal(one.storage, flat.storage[3:4])  # nan equals nan here
 
@@ -1217,11 +1218,11 @@ def test_contiguous_rows_take_the_rows_kernel_with_the_inner_kernels_bits(op: st
     flat, spaced = make_out((rows, 1), np.dtype(dtype), "contiguous"), make_out((rows, 1), np.dtype(dtype), "spaced")
     for out in (flat, spaced):
         kernels.reduce(op, a, 1, out)
-        assert fast_module.reduce_plan(a, 1, out)[0] == ("reduce_rows_kernel" if out is flat else "reduce_inner")
+        assert fast_plan.reduce_plan(a, 1, out)[0] == ("reduce_rows_kernel" if out is flat else "reduce_inner")
     np.testing.assert_array_equal(strided_view(flat).view(np.uint8), np.ascontiguousarray(strided_view(spaced)).view(np.uint8))
     check_gaps(spaced)
     whole, one = TensorData(a.storage, (rows * length,)), make_out((1,), np.dtype(dtype), "contiguous")
     kernels.reduce(op, whole, 0, one)
-    assert fast_module.reduce_plan(whole, 0, one)[0] == "reduce_rows_kernel"
+    assert fast_plan.reduce_plan(whole, 0, one)[0] == "reduce_rows_kernel"
     simple.reduce(op, whole, 0, ref := make_out((1,), np.dtype(dtype), "contiguous"))
     np.testing.assert_allclose(strided_view(one), strided_view(ref), rtol=1e-4 if dtype == np.float32 else 1e-12)

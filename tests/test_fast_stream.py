@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from minitensor.backends import fast_launch
-from minitensor.backends.fast import elementwise_kernel
+from minitensor.backends.fast_plan import elementwise_kernel
 from minitensor.tensor_data import TensorData
 
 CASES = [("map", "neg", np.float64, np.float64), ("map", "sin", np.float32, np.float32),

@@ -12,8 +12,9 @@ from numba import njit, prange
 
 from minitensor.backends import fast_walk_kernels as walk
 from minitensor.backends.base import strided_view
-from minitensor.backends.fast import FastBackend, elementwise_kernel
+from minitensor.backends.fast import FastBackend
 from minitensor.backends.fast_kernels import threads
+from minitensor.backends.fast_plan import elementwise_kernel
 from minitensor.backends.layout import ELEMENT_ALIGN, planned_layout
 from minitensor.tensor_data import TensorData
 

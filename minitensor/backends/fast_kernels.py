@@ -213,7 +213,7 @@ def zip_run(out_p, a_p, b_p, n, a_len, b_len):  # type: ignore[no-untyped-def]
 
 
 # Streaming variants of the two loops, for contiguous outputs too large to stay in the cache (the caller,
-# fast.elementwise_kernel, picks them): the same values, computed a tile at a time into a buffer that stays in L1 and
+# fast_plan.elementwise_kernel, picks them): the same values, computed a tile at a time into a buffer that stays in L1 and
 # copied out with non-temporal stores, so the output's lines are not first read into the cache.
 STREAM_TILE = 1024
 """Elements per tile: 1-8 KB, a whole number of 64-byte lines for every dtype."""

@@ -19,7 +19,7 @@ How a call's memory reaches ``run``, per chunk (``n_chunks`` chunks of ``per_chu
   block, not per row.
 
 The general kernels only move elements, never look at them: they take every storage as its bytes (a ``uint8`` view,
-made by :func:`minitensor.backends.fast.bytes_of`) with the operands' item sizes, and copy elements as unsigned
+made by :func:`minitensor.backends.fast_plan.bytes_of`) with the operands' item sizes, and copy elements as unsigned
 integers of that width. So one compiled general walker serves every dtype combination (a cold test run compiled 74
 typed ones, one per dtype signature and build, ~2.9 s each; one on bytes takes ~4.6 s), and a copy keeps every bit
 (nan payloads too). ``run`` reads the gathered elements through its own types.
@@ -175,7 +175,7 @@ def operand(size, source, position, stride, n, buffer):
 
 @njit(parallel=threads(PARALLEL), cache=True)
 def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
-    """out = f(a) over ``shape``; ``a`` and ``out`` are storages as bytes (``fast.bytes_of``) with item sizes
+    """out = f(a) over ``shape``; ``a`` and ``out`` are storages as bytes (``fast_plan.bytes_of``) with item sizes
     ``sizes`` (a, out); ``strides`` rows are (out, a), in elements; ``run`` is the op's ``map_run``."""
     nd = shape.size
     total = 1
@@ -242,7 +242,7 @@ def map_kernel(a, out, sizes, shape, strides, n_chunks, per_chunk, run):
 
 @njit(parallel=threads(PARALLEL), cache=True)
 def zip_kernel(a, b, out, sizes, shape, strides, n_chunks, per_chunk, run):
-    """out = f(a, b) over ``shape``; ``a``, ``b`` and ``out`` are storages as bytes (``fast.bytes_of``) with item
+    """out = f(a, b) over ``shape``; ``a``, ``b`` and ``out`` are storages as bytes (``fast_plan.bytes_of``) with item
     sizes ``sizes`` (a, b, out); ``strides`` rows are (out, a, b), in elements; ``run`` is the op's ``zip_run``."""
     nd = shape.size
     total = 1

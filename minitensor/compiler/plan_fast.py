@@ -24,7 +24,7 @@ from numba.core.registry import CPUDispatcher
 
 from ..backends import fast_numpy
 from ..backends.base import strided_view
-from ..backends.fast import SPLIT_MIN_LENGTH
+from ..backends.fast_plan import SPLIT_MIN_LENGTH
 from ..tensor_data import TensorData, normalize_dim
 from .capture import Op
 
