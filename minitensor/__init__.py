@@ -86,6 +86,7 @@ from .tensor_build import *  # noqa: F403
 from .tensor_compare import *  # noqa: F403
 from .tensor_counting import *  # noqa: F403
 from .tensor_data import TensorData
+from .tensor_erf_gamma import *  # noqa: F403
 from .tensor_index import *  # noqa: F403
 from .tensor_index_write import *  # noqa: F403
 from .tensor_integrate import *  # noqa: F403
@@ -95,10 +96,12 @@ from .tensor_methods_extra import *  # noqa: F403
 from .tensor_misc import *  # noqa: F403
 from .tensor_numeric import *  # noqa: F403
 from .tensor_order import *  # noqa: F403
+from .tensor_pieces import *  # noqa: F403
 from .tensor_pointwise import *  # noqa: F403
 from .tensor_products import *  # noqa: F403
 from .tensor_random import *  # noqa: F403
 from .tensor_reduce import *  # noqa: F403
+from .tensor_rounding import *  # noqa: F403
 from .tensor_scatter import *  # noqa: F403
 from .tensor_search import *  # noqa: F403
 from .tensor_select import *  # noqa: F403

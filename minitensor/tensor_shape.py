@@ -1,28 +1,42 @@
 """Shape and layout methods of Tensor (the ``ShapeMethods`` mixin) and the matching ``mt.`` functions.
 
 Everything here is a view that shares storage and changes only shape and strides, as in PyTorch:
-permute/transpose/movedim, view, squeeze/unsqueeze, unflatten, expand, narrow/select, the pieces of
-split/chunk/unbind, diagonal, t/mT/T; ``view(dtype)`` also reads the same bytes as another dtype.
-``reshape`` and ``flatten`` copy only when no strides can describe the result. Joining and copying ops
+permute/transpose/movedim, view, squeeze/unsqueeze, unflatten, expand, t/mT/T. ``reshape`` and ``flatten`` copy only
+when no strides can describe the result. ``ShapeMethods`` also takes in the views of parts of a tensor (narrow/select,
+the pieces of split/chunk/unbind, diagonal, basic indexing: tensor_pieces.py), which this module re-exports;
+``view(dtype)``, which reads the same bytes as another dtype, is in tensor_view_dtype.py. Joining and copying ops
 (cat, stack, flip, roll, repeat, tril, diag, ...) are in tensor_join.py.
 """
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context
-from .errors import IndexOutOfRangeError, NonContiguousError, PermutationError, ShapeError
-from .tensor_data import TensorData, infer_shape, normalize_dim, storage_address, strides_from_shape
+from .errors import NonContiguousError, PermutationError, ShapeError
+from .tensor_data import TensorData, infer_shape, normalize_dim, strides_from_shape
 from .tensor_join import int_list
+
+# Re-exported: what moved to these modules stays importable from here.
+from .tensor_pieces import (  # noqa: F401
+    Diagonal,
+    PieceMethods,
+    chunk,
+    diagonal,
+    diagonal_data,
+    getitem,
+    iterate,
+    narrow,
+    select,
+    split,
+    unbind,
+)
+from .tensor_view_dtype import view_dtype
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -76,34 +90,6 @@ class StridedView(F.TensorFunction):
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
         return d.reshape(*ctx.saved_values[0])
-
-
-def diagonal_data(data: TensorData, offset: int, dim1: int, dim2: int) -> TensorData:
-    """The view of diagonal ``offset`` of the (dim1, dim2) planes: those dims removed, the diagonal appended."""
-    n1, n2 = data.shape[dim1], data.shape[dim2]
-    length = max(0, min(n1 + min(offset, 0), n2 - max(offset, 0)))
-    keep = [i for i in range(data.dims) if i not in (dim1, dim2)]
-    shape = [data.shape[i] for i in keep] + [length]
-    strides = [data.strides[i] for i in keep] + [data.strides[dim1] + data.strides[dim2]]
-    start = offset * data.strides[dim2] if offset >= 0 else -offset * data.strides[dim1]
-    storage = data.storage[start:] if start and math.prod(shape) else data.storage
-    return TensorData(storage, shape, strides)
-
-
-class Diagonal(F.TensorFunction):
-    """A diagonal as a view; the gradient is written into the diagonal of zeros."""
-
-    is_view = True
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
-        ctx.save_for_backward(a.shape, offset, dim1, dim2)
-        return a._alias(diagonal_data(a._data, offset, dim1, dim2))
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> Tensor:
-        shape, offset, dim1, dim2 = ctx.saved_values
-        return F.PutView.apply(d, shape, functools.partial(diagonal_data, offset=offset, dim1=dim1, dim2=dim2))
 
 
 # --- reordering dims ---
@@ -186,61 +172,6 @@ def view(self: Tensor, *shape: Any, dtype: Any = None) -> Tensor:
             "use .reshape() or call .contiguous() first"
         )
     return StridedView.apply(self, shape, strides)
-
-
-def view_dtype(self: Tensor, dtype: Any) -> Tensor:
-    """The same bytes read as ``dtype`` (``torch.Tensor.view(dtype)``: a bit reinterpretation, not a conversion),
-    sharing storage and its version counter. The result never requires grad and writes through it are not recorded
-    (as PyTorch, for every dtype, the same one included).
-
-    Same element size: the same shape and strides. Otherwise the last dim's size and the other strides scale by the
-    size ratio, with PyTorch's checks: not 0-d (ShapeError); to a smaller element, stride(-1) must be 1; to a larger
-    one, size(-1) must be divisible by the ratio (ShapeError), and the storage offset and the other strides too, and
-    stride(-1) must be 1 (NonContiguousError). Strides of size-1 dims are not checked (minitensor gives them other
-    values than PyTorch: ``unsqueeze`` makes them 0)."""
-    new, old, data = dtypes.as_dtype(dtype), self.dtype, self._data
-    shape, strides = list(data.shape), list(data.strides)
-    if new.itemsize != old.itemsize:
-        what = f"to view {old} as {new} (different element sizes)"
-        if not shape:
-            raise ShapeError(f"view(dtype): self.dim() cannot be 0 {what} (a 0-d tensor)")
-        if old.itemsize > new.itemsize:
-            ratio = old.itemsize // new.itemsize
-            if shape[-1] != 1 and strides[-1] != 1:
-                raise NonContiguousError(f"view(dtype): self.stride(-1) must be 1 {what}, but got {strides[-1]} "
-                                         f"(shape {data.shape}, strides {data.strides}); call .contiguous() first")
-            strides = [s * ratio for s in strides[:-1]] + [1]
-            shape[-1] *= ratio
-        else:
-            ratio = new.itemsize // old.itemsize
-            if shape[-1] % ratio:
-                raise ShapeError(f"view(dtype): self.size(-1) must be divisible by {ratio} {what}, but got "
-                                 f"{shape[-1]} (shape {data.shape})")
-            offset = _storage_offset_mod(data.storage, ratio)
-            if offset:
-                raise NonContiguousError(f"view(dtype): self.storage_offset() must be divisible by {ratio} {what}, but "
-                                         f"it is {offset} more than a multiple of {ratio} (shape {data.shape}); call "
-                                         ".clone() first")
-            for d, (size, stride) in enumerate(zip(shape[:-1], strides[:-1])):
-                if size != 1 and stride % ratio:
-                    raise NonContiguousError(f"view(dtype): self.stride({d}) must be divisible by {ratio} {what}, but "
-                                             f"got {stride} (shape {data.shape}, strides {data.strides})")
-            if strides[-1] != 1:
-                raise NonContiguousError(f"view(dtype): self.stride(-1) must be 1 {what}, but got {strides[-1]} "
-                                         f"(shape {data.shape}, strides {data.strides}); call .contiguous() first")
-            strides = [s // ratio for s in strides[:-1]] + [1]
-            shape[-1] //= ratio
-    storage = self.backend.view_storage(data.storage, new)
-    out = self._alias(TensorData.trusted(storage, tuple(shape), tuple(strides), math.prod(shape)))
-    out._base = None  # like detach(): writes through it are not recorded into this tensor's graph
-    return out
-
-
-def _storage_offset_mod(storage: Any, ratio: int) -> int:
-    """Where ``storage`` starts, in its elements, modulo ``ratio``: storages start on aligned allocations (at least
-    8 bytes), so this is PyTorch's storage_offset() % ratio. 0 when the storage has no address."""
-    address = storage_address(storage)
-    return 0 if address is None else (address // storage.dtype.itemsize) % ratio
 
 
 def reshape(self: Tensor, *shape: Any) -> Tensor:
@@ -328,77 +259,8 @@ def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return self.view(*self.shape[:d], *sizes, *self.shape[d + 1 :])
 
 
-# --- pieces: views into the same storage ---
-
-
-def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
-    """Elements ``start`` .. ``start + length - 1`` along ``dim`` (a view)."""
-    d = normalize_dim(dim, self.dims)
-    n = self.shape[d]
-    if not -n <= start <= n:
-        raise IndexOutOfRangeError(f"narrow: start {start} is out of range [{-n}, {n}] for dim {dim} of shape {self.shape}")
-    start = start + n if start < 0 else start
-    if length < 0 or start + length > n:
-        raise IndexOutOfRangeError(f"narrow: start {start} + length {length} exceeds the size {n} of dim {dim} (shape {self.shape})")
-    return F.Slice.apply(self, (slice(None),) * d + (slice(start, start + length),))
-
-
-def select(self: Tensor, dim: int, index: int) -> Tensor:
-    """Element ``index`` along ``dim``, that dim removed (a view)."""
-    return F.Slice.apply(self, (slice(None),) * normalize_dim(dim, self.dims) + (int(index),))
-
-
-def split(self: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-    """Views of ``split_size`` elements along ``dim`` (the last may be smaller), or of the given sizes."""
-    d = normalize_dim(dim, self.dims)
-    n = self.shape[d]
-    if not isinstance(split_size_or_sections, (tuple, list)):
-        (size,) = int_list(split_size_or_sections)
-        if size < 0 or (size == 0 and n):
-            raise ShapeError(f"split size must be positive (0 only for an empty dim), got {size} for dim {dim} of shape {self.shape}")
-        sizes = [size] * (n // size) + [n % size] * bool(n % size) if n else [0]
-    else:
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != n or min(sizes, default=0) < 0:
-            raise ShapeError(f"split sizes {sizes} do not sum to the size {n} of dim {dim} (shape {self.shape})")
-    starts = itertools.accumulate(sizes, initial=0)
-    return tuple(self.narrow(d, start, size) for start, size in zip(starts, sizes))
-
-
-def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """At most ``chunks`` views of equal size (the last may be smaller) along ``dim``, as ``torch.chunk``."""
-    if chunks <= 0:
-        raise ShapeError(f"chunk needs chunks > 0, got {chunks}")
-    n = self.shape[normalize_dim(dim, self.dims)]
-    return self.split(-(-n // chunks) if n else [0] * chunks, dim)
-
-
-def unbind(self: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    """Every element along ``dim``, that dim removed: views."""
-    return tuple(self.select(dim, i) for i in range(self.shape[normalize_dim(dim, self.dims)]))
-
-
-def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """Diagonal ``offset`` (above the main one when positive) of the (dim1, dim2) planes, appended as the last dim
-    (a view)."""
-    d1, d2 = normalize_dim(dim1, self.dims), normalize_dim(dim2, self.dims)
-    if d1 == d2:
-        raise ShapeError(f"diagonal dims cannot be identical: {dim1} and {dim2} (shape {self.shape})")
-    return Diagonal.apply(self, int(offset), d1, d2)
-
-
-def getitem(self: Tensor, key: Any) -> Tensor:
-    key = key if isinstance(key, tuple) else (key,)
-    return F.Slice.apply(self, key)
-
-
-def iterate(self: Tensor) -> Any:
-    for i in range(len(self)):
-        yield self[i]
-
-
-class ShapeMethods:
-    """Shape and layout methods of Tensor."""
+class ShapeMethods(PieceMethods):
+    """Shape and layout methods of Tensor; the views of parts of a tensor come from the mixin it extends."""
 
     T = T
     mT = mT
@@ -418,13 +280,6 @@ class ShapeMethods:
     squeeze = squeeze
     flatten = flatten
     unflatten = unflatten
-    narrow = narrow
-    select = select
-    split = split
-    chunk = chunk
-    unbind = unbind
-    diagonal = diagonal
-    __iter__ = iterate
 
 
 swapaxes = swapdims = transpose
