@@ -76,6 +76,7 @@ from .function_forms import tensor_first as _tensor_first
 from .generators import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .linalg import *  # noqa: F403
 from .linalg_cholesky import *  # noqa: F403
+from .linalg_lowrank import *  # noqa: F403
 from .linalg_solve import *  # noqa: F403
 from .module import Module, Parameter
 from .scalar import Scalar

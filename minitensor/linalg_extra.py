@@ -25,7 +25,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import Context, no_grad
 from .errors import LinAlgError, ShapeError
-from .linalg_cholesky import Cholesky, cholesky_factor
+from .linalg_cholesky import Cholesky, TriangularSubstitution, cholesky_factor
 from .linalg_norms import _check_tensor, matrix_norm
 from .linalg_solve import (
     Factors,
@@ -44,7 +44,6 @@ from .linalg_solve import (
     lu_solve,
     raise_if_singular,
     solve_operands,
-    substitute_,
 )
 from .tensor_compare import where
 
@@ -76,32 +75,6 @@ class CholeskyExResult(NamedTuple):
 # --- solve_triangular ---
 
 
-class TriangularSolve(F.TensorFunction):
-    """X = A^-1 B for triangular A (*, n, n) (only its ``upper`` or lower triangle read; ``unit``: ones on the
-    diagonal) and B (*, n, k) with one batch shape; dB = A^-T g, dA = -dB X^T on A's (strict, when ``unit``) triangle."""
-
-    @staticmethod
-    def forward(ctx: Context, a: Tensor, b: Tensor, upper: bool, unit: bool) -> Tensor:
-        n, k = b.shape[-2:]
-        count = math.prod(b.shape[:-2])
-        with no_grad():
-            t = a.reshape(count, n, n)
-            out = as_shape(substitute_(t, b.clone().view(count, n, k), lower=not upper, unit=unit), b.shape)
-        ctx.save_for_backward(t, out, upper, unit)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, g: Tensor) -> tuple[Tensor | None, Tensor, None, None]:
-        t, out, upper, unit = ctx.saved_values
-        count, n = t.shape[:2]
-        grad_b = substitute_(t.mT, g.clone().view(count, n, g.shape[-1]), lower=upper, unit=unit).view(*g.shape)
-        if not ctx.needs_input_grad[0]:
-            return None, grad_b, None, None
-        grad_a = -(grad_b @ out.mT)
-        grad_a = grad_a.triu(1 if unit else 0) if upper else grad_a.tril(-1 if unit else 0)
-        return grad_a, grad_b, None, None
-
-
 def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803 - PyTorch's names
                      unitriangular: bool = False) -> Tensor:
     """X with A X = B (``left=False``: X A = B) for triangular A (*, n, n), reading only its upper (``upper``) or lower
@@ -119,7 +92,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
                          f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     a, b, up = (A, B, upper) if left else (A.mT, B.mT, not upper)  # X A = B is A^T X^T = B^T
     batch = broadcast_batch(name, A, B, a, b)
-    x = TriangularSolve.apply(a.expand(*batch, n, n), b.cast(A.dtype).expand(*batch, *b.shape[-2:]), up, unitriangular)
+    x = TriangularSubstitution.apply(a.expand(*batch, n, n), b.cast(A.dtype).expand(*batch, *b.shape[-2:]), up, unitriangular)
     return x if left else x.mT
 
 
