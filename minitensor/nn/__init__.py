@@ -11,19 +11,24 @@ from .attention import *
 from .container import *
 from .conv import *
 from .conv_transpose import *
+from .data_parallel import *
+from .deprecated import NLLLoss2d
 from .distance import *
 from .dropout import *
 from .dropout_extra import *
 from .grid_sample import *
 from .lazy import *
 from .linear import *
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from .loss import *
 from .losses import *
 from .losses_margin import *
 from .losses_multilabel import *
 from .losses_nll import *
 from .norm import *
+from .norm_cross_map import *
 from .norm_instance import *
+from .norm_sync import *
 from .padding import *
 from .pooling import *
 from .pooling_extra import *

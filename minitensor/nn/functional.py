@@ -8,13 +8,16 @@ backend and supports autodiff. The functions live with their concept (activation
 from .activation import *
 from .activation_extra import *
 from .attention import *
+from .attention_functional import *
 from .conv import *
 from .conv_transpose import *
+from .deprecated import upsample, upsample_bilinear, upsample_nearest
 from .distance import *
 from .dropout import *
 from .dropout_extra import *
 from .grid_sample import *
 from .linear import *
+from .linear_cross_entropy import linear_cross_entropy
 from .losses import *
 from .losses_margin import *
 from .losses_multilabel import *

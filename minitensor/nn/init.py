@@ -8,17 +8,24 @@ for a weight of shape (out, in, *kernel), fan_in = in * prod(kernel) and fan_out
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ..autodiff import no_grad
 from ..creation import generator
 from ..errors import ShapeError
+from ..random_state import rng_for
 from ..tensor import Tensor
+from ..tensor_random import GeneratorLike
 
 __all__ = [
-    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
-    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
+    "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+    "kaiming_normal", "orthogonal", "sparse",
 ]
 
 
@@ -102,6 +109,23 @@ def eye_(tensor: Tensor) -> Tensor:
     return _fill(tensor, np.eye(rows, cols))
 
 
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight (out, in, *kernel) so the convolution is the identity: zeros, and
+    in each of ``groups`` groups of out channels a 1 at [group start + d, d, kernel centre] for d < min(out / groups,
+    in), so each input channel passes through once per group."""
+    if tensor.dims not in (3, 4, 5):
+        raise ShapeError(f"dirac_ needs a tensor with 3, 4 or 5 dims, got shape {tensor.shape}")
+    if groups <= 0 or tensor.shape[0] % groups:
+        raise ShapeError(f"dirac_: dim 0 ({tensor.shape[0]}) of shape {tensor.shape} must be divisible by groups ({groups})")
+    per_group = tensor.shape[0] // groups
+    values = np.zeros(tensor.shape)
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d, *centre)] = 1.0
+    return _fill(tensor, values)
+
+
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     """U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -153,3 +177,45 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: GeneratorLike = None) -> Tensor:
+    """A 2-D tensor of N(0, std^2) draws with ceil(sparsity * rows) entries of every column set to zero (rows chosen
+    at random per column; Martens 2010)."""
+    if tensor.dims != 2:
+        raise ShapeError(f"sparse_ needs a 2-D tensor, got shape {tensor.shape}")
+    rows, cols = tensor.shape
+    rng = rng_for(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    zeros_per_column = math.ceil(sparsity * rows)
+    for col in range(cols):
+        values[rng.permutation(rows)[:zeros_per_column], col] = 0.0
+    return _fill(tensor, values)
+
+
+def _deprecated(initializer: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``initializer`` under its old name without the trailing underscore, warning (FutureWarning) as torch's do."""
+    new_name = initializer.__name__
+    old_name = new_name[:-1]
+
+    def deprecated(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return initializer(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old_name
+    deprecated.__doc__ = f"Deprecated alias of :func:`{new_name}` (warns)."
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

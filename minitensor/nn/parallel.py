@@ -39,8 +39,9 @@ from ..backward import topological_sort
 from ..creation import tensor as make_tensor
 from ..module import Module
 from ..tensor import Tensor
+from .data_parallel import DataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]
 
 
 class _Bucket:

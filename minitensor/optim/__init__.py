@@ -6,11 +6,13 @@ parameters in place, and has ``state_dict``/``load_state_dict`` with PyTorch's s
 
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -19,4 +21,4 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "Adadelta", "ASGD",
-           "Rprop", "LBFGS", "lr_scheduler", "swa_utils"]
+           "Rprop", "LBFGS", "Adafactor", "Muon", "lr_scheduler", "swa_utils"]

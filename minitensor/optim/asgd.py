@@ -7,20 +7,11 @@ from typing import Any
 
 from ..compiler.capture import add_guard
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    add_scaled_,
-    check_number,
-    descent_grad,
-    host_number,
-    map_,
-    set_host_number,
-    step_tensor,
-    step_value,
-    zeros_like,
-    zip_,
-)
+from .checks import check_number
+from .kernels import add_scaled_, host_number, map_, set_host_number, step_tensor, step_value, zeros_like, zip_
+from .optimizer import Optimizer
 from .sgd import _check_flags
+from .shared_updates import descent_grad
 
 __all__ = ["ASGD"]
 

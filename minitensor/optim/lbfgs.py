@@ -19,7 +19,9 @@ from ..compiler.capture import active
 from ..errors import CompileError, ShapeError
 from ..tensor import Tensor
 from ..tensor_join import cat
-from .optimizer import Optimizer, add_scaled_, bump, check_number, map_, zip_
+from .checks import check_number
+from .kernels import add_scaled_, bump, map_, zip_
+from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
 

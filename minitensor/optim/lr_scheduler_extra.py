@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..compiler.capture import host_step
-from .lr_scheduler import LambdaScheduler, LRScheduler, ReduceLROnPlateau, SchedulerOfSchedulers, _lrs
+from .lr_scheduler_base import LambdaScheduler, LRScheduler, SchedulerOfSchedulers, _lrs
+from .lr_scheduler_plateau import ReduceLROnPlateau
 from .one_cycle import _per_group
 from .optimizer import Optimizer
 

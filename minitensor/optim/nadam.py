@@ -7,13 +7,9 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    adam_moments,
-    adam_structure,
+from .checks import check_betas, check_number
+from .kernels import (
     addcdiv_,
-    check_betas,
-    check_number,
     host_number,
     lerp_scalars,
     map_,
@@ -23,7 +19,9 @@ from .optimizer import (
     zeros_like,
     zip_,
 )
+from .optimizer import Optimizer
 from .sgd import _check_flags
+from .shared_updates import adam_moments, adam_structure
 
 __all__ = ["NAdam"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .lr_scheduler import LRScheduler
+from .lr_scheduler_base import LRScheduler
 from .optimizer import Optimizer
 
 __all__ = ["OneCycleLR"]

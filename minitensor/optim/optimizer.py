@@ -1,16 +1,16 @@
-"""The optimizer base class (``torch.optim.Optimizer``) and the raw in-place kernels the optimizers update with.
+"""The optimizer base class (``torch.optim.Optimizer``): parameter groups, the step loop and state dicts.
 
 An optimizer holds ``param_groups`` (dicts of hyperparameters, each with a ``"params"`` list) and ``state``
 (a dict keyed by parameter, like PyTorch's). ``step()`` updates every parameter that has a gradient *in place*:
 the parameter object and its storage stay the same, so views of it see the update. Updates run raw
 element-wise kernels (``backend.zip``/``backend.map``, writing straight into the parameter's or the state's
-storage): a few kernel launches per parameter, no autograd bookkeeping, no new Parameter.
+storage): a few kernel launches per parameter, no autograd bookkeeping, no new Parameter. The kernels are in
+:mod:`.kernels`, the constructors' argument checks in :mod:`.checks`, shared update fragments in :mod:`.shared_updates`.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import enable_grad, no_grad
-from ..backends import get_backend
 from ..compiler.capture import add_guard, host_step
 from ..errors import BackendError, DTypeError, ShapeError
-from ..tensor import Tensor, _result
+from ..tensor import Tensor
 from ..tensor_data import TensorData
+from .kernels import bump, step_tensor
 
 __all__ = ["Optimizer", "required"]
 
@@ -37,137 +37,6 @@ class _Required:
 
 
 required: Any = _Required()
-
-# --- raw kernels (no autograd): the optimizers' building blocks ---
-
-
-def _lift(like: Tensor, value: Any) -> Tensor:
-    """``value`` (a number, or a tensor returned as is) as a tensor on ``like``'s backend and of its dtype."""
-    return value if isinstance(value, Tensor) else like._lift(float(value))
-
-
-def zip_(op: str, a: Tensor, b: Any, out: Tensor | None = None) -> Tensor:
-    """``out = a <op> b`` element-wise (``b`` a tensor or number), written into ``out`` (a fresh tensor when None)."""
-    backend, data = a.backend, a._data
-    if out is None:
-        out = _result(backend.empty(data.shape, data.dtype), backend)
-    backend.zip(op, data, (b if isinstance(b, Tensor) else a._lift(float(b)))._data, out._data)
-    return out
-
-
-def add_scaled_(a: Tensor, b: Tensor, alpha: Tensor, out: Tensor) -> Tensor:
-    """``out = a + alpha * b`` (``alpha`` a 0-d tensor), one backend call (``Backend.add_scaled``)."""
-    a.backend.add_scaled(a._data, b._data, alpha._data, out._data)
-    return out
-
-
-def map_(op: str, a: Tensor, out: Tensor | None = None) -> Tensor:
-    """``out = op(a)`` element-wise, written into ``out`` (a fresh tensor when None)."""
-    backend, data = a.backend, a._data
-    if out is None:
-        out = _result(backend.empty(data.shape, data.dtype), backend)
-    backend.map(op, data, out._data)
-    return out
-
-
-def empty_like(p: Tensor) -> Tensor:
-    """A fresh contiguous tensor of ``p``'s shape, dtype and backend, contents undefined (a temporary)."""
-    backend, data = p.backend, p._data
-    return _result(backend.empty(data.shape, data.dtype), backend)
-
-
-def zeros_like(p: Tensor, value: float = 0.0) -> Tensor:
-    """A fresh contiguous tensor of ``p``'s shape, dtype and backend filled with ``value``."""
-    return Tensor(p.backend.from_numpy(np.full(p.shape, value, dtype=p.dtype)), p.backend)
-
-
-def lerp_(start: Tensor, end: Tensor, weight: Tensor, rest: Tensor, small: bool, scratch: Tensor | None = None) -> None:
-    """``start += weight * (end - start)`` in place, with PyTorch's two formulas (``Tensor.lerp_``): for a
-    ``small`` weight (|weight| < 0.5) ``start + weight * diff``, else ``end - rest * diff`` with ``rest`` = 1 - weight
-    rounded to the dtype (see :func:`lerp_scalars`). ``scratch`` (start's shape and dtype, aliasing no operand) holds
-    the difference instead of a fresh buffer."""
-    diff = zip_("sub", end, start, out=scratch)
-    if small:
-        zip_("add", start, zip_("mul", diff, weight, out=diff), out=start)
-    else:
-        zip_("sub", end, zip_("mul", diff, rest, out=diff), out=start)
-
-
-def lerp_scalars(weight: float, dtype: Any) -> tuple[float, float]:
-    """(weight, 1 - weight computed in ``dtype``): the two numbers :func:`lerp_` reads."""
-    return weight, float(np.asarray(1, dtype) - np.asarray(weight, dtype))
-
-
-def addcmul_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None, scratch: Tensor | None = None) -> None:
-    """``target += value * a * b`` in place (``Tensor.addcmul_``); ``value`` None means 1; ``scratch`` as for
-    :func:`lerp_`."""
-    t = zip_("mul", a, value, out=scratch) if value is not None else zip_("mul", a, b, out=scratch)
-    if value is not None:
-        zip_("mul", t, b, out=t)
-    zip_("add", target, t, out=target)
-
-
-def addcdiv_(target: Tensor, a: Tensor, b: Tensor, value: Tensor | None, scratch: Tensor | None = None) -> None:
-    """``target += value * a / b`` in place (``Tensor.addcdiv_``); ``value`` None means 1; ``scratch`` as for
-    :func:`lerp_`."""
-    t = zip_("mul", a, value, out=scratch) if value is not None else a
-    zip_("add", target, zip_("div", t, b, out=scratch if t is a else t), out=target)
-
-
-def bump(p: Tensor) -> None:
-    """Record an in-place write of ``p`` (graphs that saved it refuse to backpropagate, as in PyTorch)."""
-    p._bump_version()
-
-
-_STEP_BACKEND = "simple"
-
-
-def step_tensor(value: float) -> Tensor:
-    """A ``step`` count as PyTorch keeps it: a 0-d float32 tensor on the host (whatever the parameter's backend)."""
-    backend = get_backend(_STEP_BACKEND)
-    return Tensor(backend.from_numpy(np.array(value, dtype=np.float32)), backend)
-
-
-def step_value(state: dict[str, Any]) -> float:
-    """The state's ``step`` count plus one, stored back as a tensor; returns the new count."""
-    step = float(state["step"].item()) + 1.0
-    state["step"] = step_tensor(step)
-    return step
-
-
-def host_number(t: Tensor) -> float:
-    """The value of a host scalar such as ``step`` (a :func:`step_tensor`), read from its NumPy storage rather than
-    through the backend, so a guard key may call it while ``minitensor.compile`` traces (no recorded read)."""
-    return float(t._data.storage[0])
-
-
-def set_host_number(t: Tensor, value: float) -> None:
-    """Overwrite a host scalar such as NAdam's ``mu_product`` in place (rounded to its dtype). In place, not rebound:
-    ``minitensor.compile`` restores rebound state tensors after a replay, so a rebound host value would go stale."""
-    t._data.storage[0] = value
-
-
-# --- argument checks ---
-
-
-def check_number(name: str, value: Any, low: float | None = 0.0, high: float | None = None, *, open_high: bool = False) -> None:
-    """ValueError ``Invalid <name>: <value>`` unless ``low <= value`` (and ``value < high`` or ``<= high``); TypeError
-    for a non-number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
-    bad = math.isnan(value) or (low is not None and value < low)
-    if high is not None:
-        bad = bad or (value >= high if open_high else value > high)
-    if bad:
-        raise ValueError(f"Invalid {name}: {value}")
-
-
-def check_betas(betas: Any) -> None:
-    """ValueError unless ``betas`` is a pair of numbers in [0, 1) (``Invalid beta parameter at index i: <value>``)."""
-    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
-    check_number("beta parameter at index 0", betas[0], 0.0, 1.0, open_high=True)
-    check_number("beta parameter at index 1", betas[1], 0.0, 1.0, open_high=True)
 
 
 class Optimizer:
@@ -405,9 +274,10 @@ class Optimizer:
         self.state = defaultdict(dict, new_state)
 
 
-def _state_value(p: Tensor, index: int, name: str, value: Any, host: bool = False) -> Any:
+def _state_value(p: Tensor, index: int, name: str, value: Any, host: bool = False,
+                 shape: tuple[int, ...] | None = None) -> Any:
     """A loaded state entry for parameter ``p``: ``step`` (and any ``host`` entry) as a 0-d float32 host tensor,
-    tensors checked and copied onto p's backend and dtype."""
+    tensors checked (against ``shape``, p's shape when None) and copied onto p's backend and dtype."""
     if name == "step" or host:
         try:
             number = float(np.asarray(value.to_numpy() if isinstance(value, Tensor) else value).reshape(()))
@@ -417,45 +287,12 @@ def _state_value(p: Tensor, index: int, name: str, value: Any, host: bool = Fals
     if not isinstance(value, (Tensor, np.ndarray)):
         return value
     array = value.to_numpy() if isinstance(value, Tensor) else np.asarray(value)
-    if tuple(array.shape) != p.shape:
+    expected = p.shape if shape is None else shape
+    if tuple(array.shape) != expected:
+        what = "the parameter has shape" if shape is None else "it must have shape"
         raise ShapeError(f"optimizer state {name!r} of parameter {index} has shape {tuple(array.shape)}, "
-                         f"but the parameter has shape {p.shape}")
+                         f"but {what} {expected}")
     if p.dtype.kind == "f" and array.dtype.kind != "f":
         raise DTypeError(f"optimizer state {name!r} of parameter {index} has dtype {array.dtype}, "
                          f"but the parameter is {p.dtype}")
     return Tensor(p.backend.from_numpy(np.array(array, dtype=p.dtype, order="C")), p.backend)
-
-
-def descent_grad(p: Tensor, grad: Tensor, group: dict[str, Any], scalars: dict[str, Tensor]) -> Tensor:
-    """The gradient an update descends: -grad when maximizing, plus weight_decay * p (L2 decay) when weight_decay
-    is not 0 (scalars["weight_decay"] holds it on p's backend)."""
-    g = map_("neg", grad) if group["maximize"] else grad
-    if group["weight_decay"] != 0:
-        g = zip_("add", g, zip_("mul", p, scalars["weight_decay"]))
-    return g
-
-
-def adam_structure(group: dict[str, Any]) -> tuple:
-    """What selects the kernel calls of an Adam-family update (the compiled step's guard): maximize, which weight
-    decay, whether beta1's lerp takes its small-weight form and whether beta2 is 0."""
-    return (group["maximize"], group["weight_decay"] != 0, group["decoupled_weight_decay"],
-            abs(1 - group["betas"][0]) < 0.5, 1 - group["betas"][1] != 1)
-
-
-def adam_moments(p: Tensor, grad: Tensor, state: dict[str, Any], group: dict[str, Any],
-                 scalars: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
-    """The Adam family's common first steps, in place: g = -grad when maximizing; weight decay (decoupled: p *= decay;
-    else g += weight_decay p); exp_avg = lerp(exp_avg, g, 1 - beta1); exp_avg_sq = beta2 exp_avg_sq + (1 - beta2)
-    g^2. Returns g and a scratch tensor for the rest of the update."""
-    beta1, beta2 = group["betas"]
-    if group["weight_decay"] != 0 and group["decoupled_weight_decay"]:
-        zip_("mul", p, scalars["decay"], out=p)
-        g = map_("neg", grad) if group["maximize"] else grad
-    else:
-        g = descent_grad(p, grad, group, scalars)
-    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-    scratch = empty_like(exp_avg)  # one temporary for lerp, addcmul and what follows
-    lerp_(exp_avg, g, scalars["weight"], scalars["rest"], abs(1 - beta1) < 0.5, scratch)
-    zip_("mul", exp_avg_sq, scalars["beta2"], out=exp_avg_sq)
-    addcmul_(exp_avg_sq, g, g, scalars["one_minus_beta2"] if 1 - beta2 != 1 else None, scratch)
-    return g, scratch

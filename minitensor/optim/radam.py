@@ -7,21 +7,11 @@ from typing import Any
 
 from ..compiler.capture import add_guard
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    adam_moments,
-    adam_structure,
-    check_betas,
-    check_number,
-    host_number,
-    lerp_scalars,
-    map_,
-    step_tensor,
-    step_value,
-    zeros_like,
-    zip_,
-)
+from .checks import check_betas, check_number
+from .kernels import host_number, lerp_scalars, map_, step_tensor, step_value, zeros_like, zip_
+from .optimizer import Optimizer
 from .sgd import _check_flags
+from .shared_updates import adam_moments, adam_structure
 
 __all__ = ["RAdam"]
 

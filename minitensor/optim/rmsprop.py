@@ -5,21 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import (
-    Optimizer,
-    addcdiv_,
-    addcmul_,
-    check_number,
-    descent_grad,
-    lerp_,
-    lerp_scalars,
-    map_,
-    step_tensor,
-    step_value,
-    zeros_like,
-    zip_,
-)
+from .checks import check_number
+from .kernels import addcdiv_, addcmul_, lerp_, lerp_scalars, map_, step_tensor, step_value, zeros_like, zip_
+from .optimizer import Optimizer
 from .sgd import _check_flags
+from .shared_updates import descent_grad
 
 __all__ = ["RMSprop"]
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_number, empty_like, map_, step_tensor, step_value, zeros_like, zip_
+from .checks import check_number
+from .kernels import empty_like, map_, step_tensor, step_value, zeros_like, zip_
+from .optimizer import Optimizer
 from .sgd import _check_flags
 
 __all__ = ["Rprop"]

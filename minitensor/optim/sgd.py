@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, add_scaled_, check_number, descent_grad, map_, zip_
+from .checks import check_number
+from .kernels import add_scaled_, map_, zip_
+from .optimizer import Optimizer
+from .shared_updates import descent_grad
 
 __all__ = ["SGD"]
 

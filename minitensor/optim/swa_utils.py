@@ -18,7 +18,7 @@ from ..creation import tensor
 from ..module import Module
 from ..nn.norm import _BatchNorm
 from ..tensor import Tensor
-from .lr_scheduler import LRScheduler
+from .lr_scheduler_base import LRScheduler
 from .one_cycle import _per_group
 from .optimizer import Optimizer
 
