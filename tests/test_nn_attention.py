@@ -101,6 +101,39 @@ def test_multihead_attention_matches_torch(backend: str, batch_first: bool, mask
         close(p.grad, q.grad), name
 
 
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize("options", [{"add_bias_kv": True}, {"add_zero_attn": True}, {"kdim": 4, "vdim": 3},
+                                     {"kdim": 5, "add_bias_kv": True, "add_zero_attn": True, "batch_first": True}])
+def test_multihead_attention_options_match_torch(backend: str, options: dict[str, Any]) -> None:
+    """add_bias_kv, add_zero_attn and kdim/vdim (separate q/k/v projection weights): torch's parameters, state-dict
+    keys in torch's order, outputs, weights and every gradient, with a padding mask (extended for the extra keys)."""
+    E, H, N, L, S = 6, 2, 2, 3, 4
+    torch.manual_seed(2)
+    theirs = torch.nn.MultiheadAttention(E, H, dtype=torch.float64, **options)
+    with torch.no_grad():
+        theirs.in_proj_bias.normal_()
+    mine = nn.MultiheadAttention(E, H, dtype=mt.float64, device=backend, **options)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    mine.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    first = options.get("batch_first", False)
+    shapes = [(L, E), (S, options.get("kdim", E)), (S, options.get("vdim", E))]
+    (mq, tq), (mk, tk), (mv, tv) = (pair(RNG.standard_normal((N, *s) if first else (s[0], N, s[1])), backend) for s in shapes)
+    pad = np.zeros((N, S), bool)
+    pad[1, 2:] = True
+    m_out, m_w = mine(mq, mk, mv, key_padding_mask=mt.tensor(pad, backend=backend), average_attn_weights=False)
+    t_out, t_w = theirs(tq, tk, tv, key_padding_mask=torch.tensor(pad), average_attn_weights=False)
+    close(m_out, t_out)
+    close(m_w, t_w)
+    w = RNG.standard_normal(t_out.shape)
+    (m_out * mt.tensor(w, backend=backend)).sum().backward()
+    (t_out * torch.tensor(w)).sum().backward()
+    for m, t in ((mq, tq), (mk, tk), (mv, tv)):
+        close(m.grad, t.grad)
+    for (name, p), (their_name, q) in zip(mine.named_parameters(), theirs.named_parameters()):
+        assert name == their_name
+        close(p.grad, q.grad)
+
+
 def test_multihead_attention_unbatched_no_bias_and_errors() -> None:
     mine, theirs = _mha_pair(mt.default_backend_name(), bias=False)
     x = RNG.standard_normal((4, 6))

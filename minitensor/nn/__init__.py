@@ -25,6 +25,7 @@ from .losses import *
 from .losses_margin import *
 from .losses_multilabel import *
 from .losses_nll import *
+from .multihead_attention import *
 from .norm import *
 from .norm_cross_map import *
 from .norm_instance import *

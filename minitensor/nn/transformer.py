@@ -14,11 +14,11 @@ from typing import Any
 from ..module import Module
 from ..tensor import Tensor
 from .activation import gelu, relu
-from .attention import MultiheadAttention
 from .common import factory
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
+from .multihead_attention import MultiheadAttention
 from .norm import LayerNorm
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]

@@ -18,9 +18,9 @@ from ..module import Module
 from ..tensor import Tensor
 from . import init
 from .activation import relu
-from .attention import MultiheadAttention
 from .common import factory
 from .container import ModuleList
+from .multihead_attention import MultiheadAttention
 from .norm import LayerNorm
 from .transformer import TransformerEncoder, TransformerEncoderLayer, TransformerLayerBase
 
