@@ -48,6 +48,12 @@ class MultiheadAttention(Module):
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.head_dim = embed_dim // num_heads
         kw = factory(device, dtype, backend)
+        self.in_proj_weight: Parameter | None
+        self.q_proj_weight: Parameter | None
+        self.k_proj_weight: Parameter | None
+        self.v_proj_weight: Parameter | None
+        self.bias_k: Parameter | None
+        self.bias_v: Parameter | None
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, **kw))
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
