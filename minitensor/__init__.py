@@ -23,6 +23,7 @@ from . import (
     tensor_broadcast,
     tensor_build,
     tensor_compare,
+    tensor_copies,
     tensor_counting,
     tensor_gradient,
     tensor_igamma,
@@ -48,9 +49,21 @@ from . import (
     tensor_strided,
     tensor_trig,
 )
-from .autodiff import Context, Function, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autodiff import (
+    Context,
+    Function,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .backends import backend_names, default_backend_name, get_backend, set_default_backend
+from .constants import *  # noqa: F403 - e, pi, inf, nan, newaxis and the dtype type
 from .creation import *  # noqa: F403 - the creation functions, listed in creation.__all__
+from .devices import device, get_default_device, set_default_device
+from .dlpack import *  # noqa: F403 - from_dlpack, to_dlpack, frombuffer
 from .dtypes import as_dtype, float32, float64, get_default_dtype, int32, int64, set_default_dtype
 from .dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from .errors import (
@@ -71,6 +84,7 @@ from .errors import (
     RNGStateError,
     ShapeError,
 )
+from .flags import *  # noqa: F403 - deterministic algorithms, anomaly detection, matmul precision, ... (flags.py)
 from .function_forms import export as _export
 from .function_forms import tensor_first as _tensor_first
 from .generators import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
@@ -80,6 +94,7 @@ from .linalg_lowrank import *  # noqa: F403
 from .linalg_solve import *  # noqa: F403
 from .module import Module, Parameter
 from .scalar import Scalar
+from .size import Size
 from .tensor import Tensor
 from .tensor_arith import *  # noqa: F403
 from .tensor_broadcast import *  # noqa: F403
@@ -116,7 +131,7 @@ _export(globals(), (linalg, tensor_arith, tensor_broadcast, tensor_compare, tens
                     tensor_order, tensor_pointwise, tensor_products, tensor_integrate, tensor_reduce, tensor_search, tensor_select,
                     tensor_shape, tensor_softmax, tensor_stats, tensor_trig, tensor_build,
                     tensor_index_write, tensor_scatter, tensor_misc, linalg_solve, linalg_cholesky, tensor_random,
-                    tensor_numeric, tensor_counting, tensor_methods_extra))
+                    tensor_numeric, tensor_counting, tensor_methods_extra, tensor_copies))
 linalg.multi_dot = tensor_products.multi_dot  # type: ignore[attr-defined]  # torch.linalg.multi_dot, with the composite products
 linalg.matrix_power = _tensor_first(tensor_products.matrix_power, "linalg.matrix_power")  # type: ignore[attr-defined]
 for _name, _fn in {**linalg_solve.LINALG, **linalg_cholesky.LINALG}.items():  # torch.linalg.det, inv, solve, cholesky, ...
@@ -138,7 +153,10 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
-from . import autograd, cuda, distributions, func, nn, optim, utils  # noqa: E402 - after the core they build on
+from . import autograd, cuda, distributions, flags, func, nn, optim, utils  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402
 from .compiler.api import compile  # noqa: E402, A004 - torch.compile's name
 from .functional_aliases import *  # noqa: E402, F403 - the torch.* names of nn.functional ops and the rest (functional_aliases.py)
+
+autograd.detect_anomaly = flags.detect_anomaly  # type: ignore[attr-defined]  # torch.autograd's anomaly switches
+autograd.set_detect_anomaly = flags.set_detect_anomaly  # type: ignore[attr-defined]

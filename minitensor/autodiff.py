@@ -30,6 +30,7 @@ class _GradState(threading.local):
 
     def __init__(self) -> None:
         self.enabled = True
+        self.inference = 0  # how many inference_mode blocks this thread is inside
 
 
 _state = _GradState()
@@ -49,6 +50,11 @@ def _set_grad_mode(enabled: bool) -> None:
 def is_grad_enabled() -> bool:
     """Whether ops in this thread record history."""
     return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside an ``inference_mode`` block."""
+    return _state.inference > 0
 
 
 class _GradMode:
@@ -101,6 +107,14 @@ class inference_mode(no_grad):  # noqa: N801
         if not mode:
             raise NotImplementedError("inference_mode(False) is not supported; use enable_grad()")
         super().__init__()
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        _state.inference += 1
+
+    def __exit__(self, *exc: object) -> None:
+        _state.inference -= 1
+        super().__exit__(*exc)
 
 
 class set_grad_enabled:  # noqa: N801

@@ -15,6 +15,7 @@ from typing import Any
 
 from .autodiff import History, Variable, enable_grad, no_grad
 from .errors import GradientError, HigherOrderGradError
+from .flags import check_gradients, nan_check_enabled
 
 FREED_GRAPH_MESSAGE = (
     "trying to backward through the graph a second time, but the graph was freed by a previous backward(); "
@@ -143,7 +144,8 @@ def run_backward(
     # to hooks, .grad or a backward that may hand the same object to several parents, so popping drops ownership.
     owned: set[int] = set()
     drop = owned.discard
-    in_place = not create_graph
+    check_nan = nan_check_enabled()  # anomaly detection: each node's gradients are checked (flags.py)
+    in_place = not create_graph and not check_nan
     with enable_grad() if create_graph else no_grad():
         for var, history in order:
             if history is None:  # a leaf: hooks, then into .grad (or the result)
@@ -195,7 +197,10 @@ def run_backward(
                         if not retain_graph:
                             history.free()
                         continue
-            for parent, parent_grad in fn.chain_rule(ctx, inputs, g):
+            pairs = fn.chain_rule(ctx, inputs, g)
+            if check_nan:
+                check_gradients(fn.__name__, inputs, pairs)
+            for parent, parent_grad in pairs:
                 parent_history = input_histories[0] if single else _input_history(history, parent)
                 pkey = id(parent_history) if parent_history is not None else -1 - parent.unique_id
                 if pkey not in pending:

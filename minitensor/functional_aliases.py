@@ -1,8 +1,10 @@
 """The rest of the top-level ``mt.`` namespace that PyTorch has: the ``nn.functional`` ops torch also exposes as
 ``torch.conv2d``, ``torch.layer_norm``, ... (with the top-level signatures, which sometimes differ from
 ``F``'s: ``torch.dropout(input, p, train)``, ``torch.embedding(weight, indices)``, ``torch.kl_div``'s integer
-``reduction``), the in-place forms ``mt.exp_(x)``, ``mt.zero_(x)`` ..., ``mt.detach``, ``mt.fill``, ``mt.vmap``
-(``mt.func.vmap``), and the functions of
+``reduction``, also of ``cosine_embedding_loss hinge_embedding_loss margin_ranking_loss triplet_margin_loss``), the
+recurrent cell steps ``rnn_tanh_cell rnn_relu_cell lstm_cell gru_cell`` (nn.RNNCell/LSTMCell/GRUCell's updates with
+explicit weights), ``constant_pad_nd``, the in-place forms ``mt.exp_(x)``, ``mt.zero_(x)`` ..., ``mt.detach``,
+``mt.fill``, ``mt.vmap`` (``mt.func.vmap``), and the functions of
 :mod:`~minitensor.type_info`, :mod:`~minitensor.windows`, :mod:`~minitensor.tensor_put` and
 :mod:`~minitensor.printing`.
 
@@ -24,6 +26,7 @@ from .errors import ShapeError
 from .func import vmap
 from .function_forms import TENSOR_FIRST, export, tensor_first
 from .nn import functional as F
+from .nn.recurrent_cells import Step, gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
 from .tensor import Tensor
 
 # --- F functions whose top-level signature is F's ---
@@ -31,7 +34,7 @@ from .tensor import Tensor
 SAME_AS_F = (
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "bilinear", "pixel_shuffle", "pixel_unshuffle",
     "cosine_similarity", "pairwise_distance", "pdist", "avg_pool1d", "adaptive_avg_pool1d", "channel_shuffle", "conv3d",
-    "conv_transpose3d",
+    "conv_transpose3d", "rms_norm",
 )  # fmt: skip
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -216,6 +219,87 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction), pos_weight=pos_weight)
 
 
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                          reduction: int | str = 0) -> Tensor:
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1; ``reduction`` 0 none (torch
+    2.13's behaviour when it is omitted, although its schema says 1), 1 mean, 2 sum."""
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int | str = 0) -> Tensor:  # noqa: A002
+    """input where target is 1, max(0, margin - input) where it is -1; ``reduction`` 0 none (as kl_div), 1 mean, 2 sum."""
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                        reduction: int | str = 0) -> Tensor:
+    """max(0, -target * (input1 - input2) + margin); ``reduction`` 0 none (as kl_div), 1 mean, 2 sum."""
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
+                        eps: float = 1e-06, swap: bool = False, reduction: int | str = 0) -> Tensor:
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0) with the p-norm distance; ``reduction`` 0 none
+    (as kl_div), 1 mean, 2 sum."""
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,  # noqa: A002
+                     reduction: int | str) -> Tensor:
+    """The Poisson negative log-likelihood of ``target`` (every argument required, as torch's top-level form)."""
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tensor:  # noqa: A002
+    """``input`` padded with ``value``: ``pad`` gives (before, after) counts for the last dims, last dim first
+    (negative counts crop)."""
+    return F.pad(input, tuple(pad), mode="constant", value=value)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,  # noqa: A002
+               ceil_mode: bool = False) -> Tensor:
+    """Max over sliding windows of the last three dims (no indices; ``F.max_pool3d`` returns them)."""
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0,  # noqa: A002
+                            dilation: Any = 1, ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    """(values, indices) of the max over sliding windows of the last dim."""
+    return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode, return_indices=True)
+
+
+def _cell(step: Step, input: Tensor, hx: tuple[Tensor, ...], w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+          b_ih: Tensor | None, b_hh: Tensor | None) -> tuple[Tensor, ...]:
+    return step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+                  b_hh: Tensor | None = None) -> Tensor:
+    """One Elman RNN step: tanh(input W_ih^T + b_ih + hx W_hh^T + b_hh)."""
+    return _cell(rnn_tanh_step, input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+                  b_hh: Tensor | None = None) -> Tensor:
+    """One Elman RNN step with relu: relu(input W_ih^T + b_ih + hx W_hh^T + b_hh)."""
+    return _cell(rnn_relu_step, input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
+
+
+def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+              b_hh: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """One LSTM step from ``hx`` = (h, c) (gates i, f, g, o, as nn.LSTMCell): the new (h, c)."""
+    if len(hx) != 2:
+        raise ValueError(f"lstm_cell: hx must be (h, c), got {len(hx)} tensors")
+    h, c = _cell(lstm_step, input, tuple(hx), w_ih, w_hh, b_ih, b_hh)
+    return h, c
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,  # noqa: A002
+             b_hh: Tensor | None = None) -> Tensor:
+    """One GRU step (gates r, z, n, as nn.GRUCell): the new hidden state."""
+    return _cell(gru_step, input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
+
+
 def detach(input: Tensor) -> Tensor:  # noqa: A002
     """``input.detach()``: the same storage without history (a new leaf that does not require grad)."""
     return input.detach()
@@ -239,18 +323,20 @@ WRAPPERS = (
     "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding", "dropout", "dropout_", "feature_dropout",
     "feature_dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
     "max_pool1d", "max_pool2d", "adaptive_max_pool1d", "threshold", "threshold_", "selu", "selu_", "celu", "celu_",
-    "rrelu", "rrelu_", "kl_div", "binary_cross_entropy_with_logits", "detach", "fill",
+    "rrelu", "rrelu_", "kl_div", "binary_cross_entropy_with_logits", "detach", "fill", "cosine_embedding_loss",
+    "hinge_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss", "constant_pad_nd",
+    "max_pool3d", "max_pool1d_with_indices", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell",
 )  # fmt: skip
 
 # --- in-place forms of Tensor methods ---
 
 INPLACE_FORMS = (
-    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
-    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_",
-    "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_",
-    "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
-    "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
-    "tanh_", "trunc_", "xlogy_", "zero_",
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_",
+    "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_",
+    "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "relu_", "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
 )  # fmt: skip
 """The Tensor methods ``name_`` that PyTorch also has as ``torch.name_(input, ...)``."""
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import random_state
 from .creation import tensor
+from .devices import Device
 from .errors import DTypeError, RNGStateError
 from .tensor import Tensor
 
@@ -34,7 +35,16 @@ def _state_words(new_state: Any, caller: str) -> np.ndarray:
 class Generator(random_state.RandomStream):
     """``torch.Generator``: an independent stream of random numbers for the ``generator=`` argument of the random
     functions (NumPy's PCG64; a new one is seeded with 67280421310721, as PyTorch's). Draws are made on the host, so
-    ``device`` only records the name given."""
+    ``device`` only records the device given (an ``mt.device``)."""
+
+    @property
+    def device(self) -> Device:
+        """The device given at construction, as an ``mt.device`` (draws happen on the host either way)."""
+        return self._device
+
+    @device.setter
+    def device(self, value: Any) -> None:
+        self._device = Device(value)
 
     def get_state(self) -> Tensor:
         """The state as an int64 tensor of 8 words (format in :mod:`minitensor.random_state`) for ``set_state``."""

@@ -14,6 +14,7 @@ from . import tensor_functions as F
 from .autodiff import History, _ids
 from .backends import Backend, backend_names, get_backend
 from .backends.base import is_host
+from .devices import Device, device_of
 from .errors import BackendError, DTypeError, GradientError, ShapeError
 from .linalg import LinalgMethods
 from .linalg_cholesky import CholeskyMethods
@@ -26,6 +27,7 @@ from .tensor_autograd import AutogradMethods
 from .tensor_broadcast import BroadcastMethods
 from .tensor_build import BuildMethods
 from .tensor_compare import CompareMethods
+from .tensor_copies import CopyMethods
 from .tensor_data import TensorData, normalize_dim, shape_broadcast
 from .tensor_factory import FactoryMethods
 from .tensor_fill_random import FillRandomMethods
@@ -52,6 +54,7 @@ from .tensor_select import SelectMethods
 from .tensor_shape import ShapeMethods
 from .tensor_softmax import SoftmaxMethods
 from .tensor_stats import StatsMethods
+from .tensor_storage import StorageMethods
 from .tensor_strided import StridedMethods
 from .tensor_trig import TrigMethods
 
@@ -64,7 +67,7 @@ class Tensor(
     CompareMethods, ReduceMethods, StatsMethods, SoftmaxMethods, OrderMethods, SelectMethods, SearchMethods, ShapeMethods,
     BroadcastMethods, JoinMethods, LinalgMethods, ProductMethods, SolveMethods, CholeskyMethods, DecompMethods, BuildMethods,
     IndexWriteMethods, ScatterMethods, MiscMethods, TrigMethods, NumericMethods, RandomMethods, PutMethods, StridedMethods,
-    IgammaMethods, FactorMethods, InplaceExtraMethods, FillRandomMethods, ExtraMethods,
+    IgammaMethods, FactorMethods, InplaceExtraMethods, FillRandomMethods, ExtraMethods, StorageMethods, CopyMethods,
 ):
     """An n-dimensional array on one backend. Ops record history when an input ``requires_grad``.
 
@@ -83,8 +86,10 @@ class Tensor(
     reducing scatters and embedding copies (scatter_reduce, slice_scatter, ...: tensor_scatter.py), mode and histc
     (tensor_misc.py), igamma and igammac (tensor_igamma.py), the factorization methods lu, lu_solve, geqrf, orgqr,
     ormqr (linalg_methods.py), gcd, frexp, i0, mvlgamma
-    and the counting methods histogram, unique_consecutive, index_reduce (tensor_numeric.py); this file holds the
-    core: properties, raw kernel calls, deep copy and conversion.
+    and the counting methods histogram, unique_consecutive, index_reduce (tensor_numeric.py), storage-level methods
+    (resize_, set_, data_ptr, new, apply_, DLPack export: tensor_storage.py), as_strided_, as_strided_scatter and the
+    unsafe splits (tensor_copies.py); this file holds the core: properties, raw kernel calls, deep copy and
+    conversion.
     """
 
     __array_priority__ = 1000  # make `ndarray + tensor` defer to Tensor.__radd__
@@ -312,9 +317,9 @@ class Tensor(
         return array if dtype is None else array.astype(dtype)
 
     @property
-    def device(self) -> str:
-        """The backend's name (minitensor's counterpart of a PyTorch device)."""
-        return self.backend.name
+    def device(self) -> Device:
+        """The backend's device: a ``str`` holding the backend's name, with PyTorch's ``.type`` and ``.index``."""
+        return device_of(self.backend.name)
 
     def item(self) -> Any:
         """The single element as a Python float, int or bool (matching the dtype)."""
@@ -342,15 +347,16 @@ class Tensor(
         return bool(self.item())
 
     def to(self, *args: Any, dtype: Any = None, backend: Any = None, device: Any = None) -> Tensor:
-        """A tensor on another backend and/or of another dtype: ``to("cuda")``, ``to(mt.float64)``,
-        ``to(other_tensor)``, ``to("fast", mt.float32)``; itself when nothing changes."""
+        """A tensor on another backend and/or of another dtype: ``to("cuda")`` (a device, a backend name, or PyTorch's
+        ``"cuda:0"``/``"cpu"``/``0``), ``to(mt.float64)``, ``to(other_tensor)``, ``to("fast", mt.float32)``; itself
+        when nothing changes."""
         out = self
         for target in (*args, backend, device, dtype):
             if target is None:
                 continue
             if isinstance(target, Tensor):
                 out = out.to(target.backend, target.dtype)
-            elif isinstance(target, Backend) or (isinstance(target, str) and target in (*backend_names(), "cpu")):
+            elif isinstance(target, Backend) or _is_device_spec(target):
                 chosen = get_backend(target)
                 out = out if chosen is out.backend else F.ToBackend.apply(out, chosen)
             else:
@@ -399,6 +405,13 @@ class Tensor(
 
     def zero_grad_(self) -> None:
         self.grad = None
+
+
+def _is_device_spec(target: Any) -> bool:
+    """Whether a ``to()`` argument names a device (a backend name, "cpu", "cuda:0", an int index), not a dtype."""
+    if isinstance(target, str):
+        return target in backend_names() or target == "cpu" or ":" in target
+    return isinstance(target, int) and not isinstance(target, bool)
 
 
 _new = object.__new__

@@ -1,6 +1,7 @@
 """Small Tensor conveniences PyTorch users reach for (the ``ExtraMethods`` mixin) and the matching ``mt.`` names:
 dtype shortcuts ``byte char short`` (minitensor has no uint8/int8/int16: they raise DTypeError), device and layout
-queries (``is_cpu is_cuda get_device() is_signed() is_sparse is_quantized is_meta layout``, ``mt.strided``),
+queries (``is_cpu is_cuda get_device() is_signed() is_sparse is_quantized is_meta layout``, ``mt.strided``), the
+top-level queries ``isreal is_signed is_inference typename``,
 ``sum_to_size``, ``new_empty_strided``, ``register_post_accumulate_grad_hook`` and the bit shifts
 ``bitwise_left_shift``/``bitwise_right_shift`` (methods, in-place forms, ``<< >> <<= >>=`` and ``mt.`` functions).
 
@@ -30,7 +31,7 @@ from .errors import DTypeError, GradientError, ShapeError
 from .tensor_compare import where
 from .tensor_counting import empty_strided
 from .tensor_data import size_arg
-from .tensor_inplace import _inplace
+from .tensor_inplace import _inplace, _torch_name
 from .tensor_math import _operands
 
 if TYPE_CHECKING:
@@ -114,6 +115,36 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     return where((b >= 0) & (b < bits - 1), quotient, fill)
 
 
+# --- queries with a top-level form ---
+
+
+def isreal(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's name
+    """A bool tensor of input's shape, True everywhere (minitensor's dtypes are real)."""
+    return input._lift(np.ones(input.shape, dtype=np.bool_), dtypes.bool_)
+
+
+def is_signed(input: Tensor) -> bool:  # noqa: A002
+    """Whether input's dtype holds negative values (every dtype but bool)."""
+    return input.is_signed()  # type: ignore[no-any-return]
+
+
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """False: tensors made under ``inference_mode`` are ordinary tensors in minitensor."""
+    return input.is_inference()  # type: ignore[no-any-return]
+
+
+def typename(obj: Any, /) -> str:
+    """A tensor's type name in PyTorch's style (``"minitensor.FloatTensor"``, ``"minitensor.cuda.LongTensor"``);
+    for anything else its class's module and name (``"minitensor.nn.linear.Linear"``, ``"int"``)."""
+    if isinstance(obj, ExtraMethods):
+        place = "cuda." if obj.is_cuda else ""
+        return f"minitensor.{place}{_torch_name(obj.dtype)}Tensor"  # type: ignore[attr-defined]
+    module = getattr(obj, "__module__", None)
+    prefix = f"{module}." if module not in (None, "builtins") else ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    return f"{prefix}{name}"
+
+
 class ExtraMethods:
     """dtype shortcuts, device and layout queries, sum_to_size, new_empty_strided, post-accumulate-grad hooks and bit
     shifts of Tensor."""
@@ -137,6 +168,10 @@ class ExtraMethods:
     def is_signed(self: Any) -> bool:
         """Whether the dtype holds negative values (every dtype but bool)."""
         return bool(self.dtype.kind in "if")
+
+    def isreal(self: Any) -> Tensor:
+        """True everywhere (see :func:`isreal`)."""
+        return isreal(self)
 
     # --- device and layout ---
 
@@ -261,4 +296,5 @@ class ExtraMethods:
         return self.bitwise_right_shift_(other)  # type: ignore[no-any-return]
 
 
-__all__ = ["bitwise_left_shift", "bitwise_right_shift", "layout", "strided"]
+__all__ = ["bitwise_left_shift", "bitwise_right_shift", "is_inference", "is_signed", "isreal", "layout", "strided",
+           "typename"]

@@ -173,7 +173,7 @@ def test_dropout_forms_drop_and_scale() -> None:
 
 INPLACE_ARGS = {"clamp_": (-0.2, 0.3), "clip_": (0.2,), "fill_": (2.5,), "round_": (), "logit_": (0.05,),
                 "nan_to_num_": (0.0,), "xlogy_": ("other",), "clamp_min_": (0.4,), "clamp_max_": (0.5,),
-                "ldexp_": ("other",), "addmv_": ("mat", "vec")}
+                "ldexp_": ("other",), "addmv_": ("mat", "vec"), "as_strided_": ((2, 2), (1, 3), 1), "resize_as_": ("other",)}
 MATRIX_VECTOR = {"mat": arr(2, 3), "vec": arr(3)}
 """addmv_'s operands: its input is the first row of the usual base (a vector of 2)."""
 INTEGER_FORMS = {"gcd_", "lcm_"}

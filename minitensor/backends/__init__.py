@@ -11,6 +11,7 @@ import os
 
 from ..errors import BackendError
 from .base import Backend
+from .device_spec import spec_backend_name
 
 BACKEND_MODULES = {
     "simple": "minitensor.backends.simple",
@@ -29,15 +30,18 @@ def backend_names() -> list[str]:
     return list(BACKEND_MODULES)
 
 
-def get_backend(name: str | Backend | None = None) -> Backend:
-    """The backend called ``name``; None means the default (see :func:`default_backend_name`)."""
+def get_backend(name: str | int | Backend | None = None) -> Backend:
+    """The backend called ``name``; None means the default (see :func:`default_backend_name`); PyTorch's device specs
+    (``"cuda:0"``, ``"cpu:0"``, a cuda index ``0``) name the backends they select."""
     if isinstance(name, Backend):
         return name
     if name is None:
         name = default_backend_name()
-    loaded = _loaded.get(name)
+    loaded = _loaded.get(name)  # type: ignore[arg-type]  # an int spec is simply not found
     if loaded is not None:
         return loaded
+    if not isinstance(name, str) or ":" in name:  # PyTorch's device specs: "cuda:0", "cpu:0", 0 (device_spec.py)
+        name = spec_backend_name(name)
     if name == "cpu":  # PyTorch's device name: the default backend unless that is the GPU one
         name = default_backend_name() if default_backend_name() != "cuda" else BUILTIN_DEFAULT
     if name not in BACKEND_MODULES:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import BackendUnavailableError, ShapeError
+from ..flags import deterministic_algorithms_enabled
 from ..tensor_data import TensorData, prod
 
 try:
@@ -316,7 +317,8 @@ class CudaBackend(Backend):
 
     def scatter_add(self, src: TensorData, dim: int, index: TensorData, out: TensorData) -> None:
         """Atomic adds, one thread per src element, for outs in :data:`ATOMIC_ADD_DTYPES`; other outs
-        (bool) get one thread per row along ``dim`` that adds the row's values in order (race-free)."""
+        (bool), and float outs under ``use_deterministic_algorithms(True)``, get one thread per row along ``dim``
+        that adds the row's values in order (race-free, so the same bits every run)."""
         _check_device(src, index, out)
         if index.shape != src.shape or src.dims != out.dims:
             raise ShapeError(f"scatter_add into {out.shape} along dim {dim} needs index and src of one shape: {index.shape}, {src.shape}")
@@ -324,7 +326,7 @@ class CudaBackend(Backend):
             return
         src_shape, src_strides = _geometry(src)
         indexing = (index.storage, _strides(index))
-        if out.dtype in ATOMIC_ADD_DTYPES:
+        if out.dtype in ATOMIC_ADD_DTYPES and not (out.dtype.kind == "f" and deterministic_algorithms_enabled()):
             kernel = _kernel(("scatter_add", len(src_shape)), kernels.make_scatter_add)
             blocks, threads = plan.elementwise_launch(src.size)
             self._launch(kernel, blocks, threads, out.storage, _strides(out), src.storage, src_shape, src_strides, src.size, *indexing, dim)
