@@ -4,84 +4,21 @@ Sampling is checked by shapes, dtypes, seeding and moments."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pytest
 import torch
 from conftest import BACKENDS, CPU_BACKENDS
+from distribution_inputs import TRIGAMMA_TOL, Inputs, Spec, arrays, lib, lower, outputs, spd_of
 from torch_oracle import check
 
 import minitensor as mt
 
-RNG = np.random.default_rng(11)
+INPUTS = Inputs(11)
+RNG = INPUTS.rng
+normal, positive, probabilities, simplex = INPUTS.normal, INPUTS.positive, INPUTS.unit, INPUTS.simplex
 TOL = {"rtol": 1e-10, "atol": 1e-10}
-TRIGAMMA_TOL = {"rtol": 1e-8, "atol": 1e-8}
-"""For gradients through digamma: torch's trigamma is off by up to ~1e-9 relative (minitensor's agrees with SciPy's to
-1e-15), so those gradients agree to 1e-8 only."""
-
-
-def normal(*shape: int) -> np.ndarray:
-    return RNG.standard_normal(shape)
-
-
-def positive(*shape: int, low: float = 0.5, high: float = 2.5) -> np.ndarray:
-    return RNG.uniform(low, high, shape)
-
-
-def probabilities(*shape: int) -> np.ndarray:
-    return RNG.uniform(0.05, 0.95, shape)
-
-
-def simplex(*shape: int) -> np.ndarray:
-    w = RNG.uniform(0.1, 1.0, shape)
-    return w / w.sum(-1, keepdims=True)
-
-
-def lower(L: Any, raw: Any) -> Any:
-    """A lower Cholesky factor from a raw square matrix (for either library)."""
-    return L.tril(raw, -1) + L.diag_embed(raw.diagonal(dim1=-2, dim2=-1).exp())
-
-
-@dataclass
-class Spec:
-    """A distribution made by ``make(D, *params)`` from ``params``; ``value`` goes to log_prob (and cdf), ``q`` to
-    icdf; ``props`` and ``methods`` name what to compare."""
-
-    make: Any
-    params: list[np.ndarray]
-    value: np.ndarray | None = None
-    q: np.ndarray | None = None
-    props: tuple[str, ...] = ("mean", "variance", "stddev", "mode")
-    methods: tuple[str, ...] = ("log_prob", "entropy")
-    tol: dict[str, float] = field(default_factory=lambda: TOL)
-
-
-def outputs(spec: Spec) -> Any:
-    n = len(spec.params)
-
-    def fn(L: Any, *a: Any) -> tuple[Any, ...]:
-        d = spec.make(L.distributions, *a[:n])
-        out = [getattr(d, p) for p in spec.props]
-        rest = list(a[n:])
-        for m in spec.methods:
-            if m in ("log_prob", "cdf"):
-                out.append(getattr(d, m)(rest[0]))
-            elif m == "icdf":
-                out.append(d.icdf(rest[-1]))
-            elif m == "enumerate_support":
-                out.append(d.enumerate_support())
-                out.append(d.enumerate_support(expand=False))
-            else:
-                out.append(getattr(d, m)())
-        return tuple(out)
-
-    return fn
-
-
-def arrays(spec: Spec) -> list[np.ndarray]:
-    return spec.params + [a for a in (spec.value, spec.q) if a is not None]
 
 
 CONT = ("log_prob", "cdf", "icdf", "entropy", "perplexity")
@@ -126,12 +63,12 @@ SPECS = {
                                props=("probs", "logits", "mode"), methods=("log_prob", "entropy", "perplexity")),
     "onehot": Spec(lambda D, p: D.OneHotCategorical(p), [simplex(2, 3)], np.eye(3)[RNG.integers(0, 3, (4, 2))],
                    props=("mean", "variance", "mode", "probs"), methods=("log_prob", "entropy", "enumerate_support")),
-    "mvn_scale_tril": Spec(lambda D, m, raw: D.MultivariateNormal(m, scale_tril=lower(_lib(m), raw)),
+    "mvn_scale_tril": Spec(lambda D, m, raw: D.MultivariateNormal(m, scale_tril=lower(lib(m), raw)),
                            [normal(2, 3), normal(3, 3) * 0.3], normal(4, 2, 3),
                            props=("mean", "variance", "stddev", "mode", "covariance_matrix", "precision_matrix")),
-    "mvn_covariance": Spec(lambda D, m, raw: D.MultivariateNormal(m, covariance_matrix=_spd(m, raw)),
+    "mvn_covariance": Spec(lambda D, m, raw: D.MultivariateNormal(m, covariance_matrix=spd_of(m, raw)),
                            [normal(3), normal(2, 3, 3) * 0.5], normal(2, 3), props=("mean", "variance", "scale_tril")),
-    "mvn_precision": Spec(lambda D, m, raw: D.MultivariateNormal(m, precision_matrix=_spd(m, raw)),
+    "mvn_precision": Spec(lambda D, m, raw: D.MultivariateNormal(m, precision_matrix=spd_of(m, raw)),
                           [normal(3), normal(3, 3) * 0.5], normal(3),
                           props=("variance", "scale_tril", "covariance_matrix")),
     "independent": Spec(lambda D, m, s: D.Independent(D.Normal(m, s), 1), [normal(2, 3), positive(2, 3)], normal(2, 3),
@@ -144,15 +81,6 @@ SPECS = {
                         [normal(3), normal(3, 2)], normal(5, 2), props=("mean", "variance"),
                         methods=("log_prob",)),
 }
-
-
-def _lib(t: Any) -> Any:
-    return torch if isinstance(t, torch.Tensor) else mt
-
-
-def _spd(like: Any, raw: Any) -> Any:
-    """A symmetric positive-definite matrix from a raw one: raw raw^T + diag(1 + |diag|)."""
-    return raw @ raw.mT + (_lib(like).ones_like(raw.diagonal(dim1=-2, dim2=-1)) + 1).diag_embed()
 
 
 FAST_ONLY = {"mvn_scale_tril", "mvn_covariance"}  # the simple backend's triangular solves cost seconds
@@ -189,8 +117,8 @@ KL = {
     "poisson": (lambda D, a, b: (D.Poisson(a), D.Poisson(b)), [positive(3), positive(3)]),
     "geometric": (lambda D, a, b: (D.Geometric(a), D.Geometric(b)), [probabilities(3), probabilities(3)]),
     "binomial": (lambda D, a, b: (D.Binomial(5, a), D.Binomial(5, b)), [probabilities(3), probabilities(3)]),
-    "mvn": (lambda D, m, r, n, s: (D.MultivariateNormal(m, scale_tril=lower(_lib(m), r)),
-                                   D.MultivariateNormal(n, covariance_matrix=_spd(n, s))),
+    "mvn": (lambda D, m, r, n, s: (D.MultivariateNormal(m, scale_tril=lower(lib(m), r)),
+                                   D.MultivariateNormal(n, covariance_matrix=spd_of(n, s))),
             [normal(2, 3), normal(3, 3) * 0.3, normal(3), normal(2, 3, 3) * 0.5]),
     "independent": (lambda D, a, b, c: (D.Independent(D.Normal(a, b), 1), D.Independent(D.Normal(c, b + 1), 1)),
                     [normal(2, 3), positive(2, 3), normal(2, 3)]),

@@ -171,7 +171,19 @@ class OneHotCategorical(Distribution):
         return values.expand(*((k,) + self.batch_shape + (k,))) if expand else values
 
     def __repr__(self) -> str:
-        return f"OneHotCategorical(probs: {self.param_shape})"
+        return f"{type(self).__name__}(probs: {self.param_shape})"
 
 
-__all__ = ["Categorical", "OneHotCategorical"]
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical with the straight-through gradient estimator (Bengio et al., 2013): ``rsample`` is a one-hot
+    draw in value whose gradient is that of ``probs``."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Sequence[int] = ()) -> Tensor:
+        """draw + probs - probs.detach()."""
+        probs = self._categorical.probs
+        return self.sample(sample_shape) + (probs - probs.detach())
+
+
+__all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]

@@ -2,9 +2,10 @@
 
 ``biject_to(c)`` is a bijection real -> c (for HMC-style samplers: it has ``log_abs_det_jacobian``);
 ``transform_to(c)`` is any map onto c (for optimising constrained parameters: ``transform_to(c)(u)`` lies in c for
-every real ``u``). They differ on the simplex (stick-breaking vs softmax) and on lower-Cholesky and positive-definite
-matrices, which only ``transform_to`` covers. ``register`` adds a factory for a constraint class (or the class of a
-constraint instance).
+every real ``u``). They differ on the simplex (stick-breaking vs softmax) and on lower-Cholesky, positive-definite and
+positive-semidefinite matrices, which only ``transform_to`` covers; ``cat`` and ``stack`` constraints get the
+CatTransform or StackTransform of their parts' transforms from the same registry. ``register`` adds a factory for a
+constraint class (or the class of a constraint instance).
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from typing import Any
 from . import constraints
 from .transform_base import ComposeTransform, IndependentTransform, Transform, identity_transform
 from .transforms_elementwise import AffineTransform, ExpTransform, SigmoidTransform
-from .transforms_vector import LowerCholeskyTransform, PositiveDefiniteTransform, SoftmaxTransform, StickBreakingTransform
+from .transforms_join import CatTransform, StackTransform
+from .transforms_vector import (
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
+)
 
 Factory = Callable[[Any], Transform]
 
@@ -116,8 +124,30 @@ def _transform_to_lower_cholesky(constraint: Any) -> Transform:
 
 
 @transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
 def _transform_to_positive_definite(constraint: Any) -> Transform:
     return PositiveDefiniteTransform()
+
+
+@_both(constraints.corr_cholesky)
+def _to_corr_cholesky(constraint: Any) -> Transform:
+    return CorrCholeskyTransform()
+
+
+def _register_joins(registry: ConstraintRegistry) -> None:
+    """``cat`` and ``stack`` constraints -> CatTransform / StackTransform of ``registry``'s transforms of their parts."""
+
+    @registry.register(constraints.cat)
+    def _to_cat(constraint: Any) -> Transform:
+        return CatTransform([registry(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
+
+    @registry.register(constraints.stack)
+    def _to_stack(constraint: Any) -> Transform:
+        return StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
+
+
+_register_joins(biject_to)
+_register_joins(transform_to)
 
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]

@@ -6,10 +6,14 @@ of ``event_dim`` rightmost dims counts as one element). ``is_discrete`` says the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from .. import linalg
+from .. import creation, linalg
 from ..tensor import Tensor
+from ..tensor_join import cat as cat_tensors
+from ..tensor_join import stack as stack_tensors
+from ..type_info import finfo
 
 
 class Constraint:
@@ -226,16 +230,124 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
-class _PositiveDefinite(Constraint):
-    """Symmetric matrices with a Cholesky factor."""
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower-triangular, positive diagonal, rows of unit norm (to
+    within 10 n eps of the dtype)."""
 
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        symmetric = ((value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs()).all(-1).all(-1)  # isclose(atol=1e-6)
-        if not bool(symmetric.all().item()):
-            return symmetric  # as PyTorch: a batch with an asymmetric matrix reports symmetry only
-        return linalg.cholesky_ex(value.detach()).info == 0  # type: ignore[attr-defined, no-any-return]
+        tol = finfo(value.dtype).eps * value.shape[-1] * 10
+        unit_rows = ((value.detach().norm(dim=-1) - 1.0).abs() <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
+class _Square(Constraint):
+    """Square matrices (a property of the shape: every batch entry alike)."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        square = value.shape[-2] == value.shape[-1]
+        return creation.full(tuple(value.shape[:-2]), square, dtype="bool", backend=value.backend)
+
+
+class _Symmetric(_Square):
+    """Square matrices equal to their transpose (isclose with atol 1e-6)."""
+
+    def check(self, value: Tensor) -> Tensor:
+        square = super().check(value)
+        if not bool(square.all().item()):
+            return square
+        return ((value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs()).all(-1).all(-1)
+
+    def _when_symmetric(self, value: Tensor, test: Any) -> Tensor:
+        """``test(value)`` when every matrix is symmetric; else (as PyTorch) the symmetry check alone."""
+        symmetric = _Symmetric.check(self, value)
+        return test(value.detach()) if bool(symmetric.all().item()) else symmetric  # type: ignore[no-any-return]
+
+
+class _PositiveSemidefinite(_Symmetric):
+    """Symmetric matrices with no negative eigenvalue."""
+
+    def check(self, value: Tensor) -> Tensor:
+        return self._when_symmetric(value, lambda v: (linalg.eigvalsh(v) >= 0).all(-1))  # type: ignore[attr-defined]
+
+
+class _PositiveDefinite(_Symmetric):
+    """Symmetric matrices with a Cholesky factor."""
+
+    def check(self, value: Tensor) -> Tensor:
+        return self._when_symmetric(value, lambda v: linalg.cholesky_ex(v).info == 0)  # type: ignore[attr-defined]
+
+
+class _Multinomial(Constraint):
+    """Count vectors: non-negative entries summing to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+
+def _check_dim(dim: int, value: Tensor) -> None:
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
+
+
+class _Joined(Constraint):
+    """The constraints ``cseq`` applied to parts of a value along ``dim`` (cat and stack)."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    def _check_dim(self, value: Tensor) -> None:
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+
+
+class _Cat(_Joined):
+    """Slices of ``lengths`` along ``dim``, each in its constraint of ``cseq`` (one per slice)."""
+
+    def __init__(self, cseq: Sequence[Constraint], dim: int = 0, lengths: Sequence[int] | None = None) -> None:
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value: Tensor) -> Tensor:
+        self._check_dim(value)
+        starts = [sum(self.lengths[:i]) for i in range(len(self.lengths))]
+        parts = [c.check(value.narrow(self.dim, s, n)) for c, s, n in zip(self.cseq, starts, self.lengths)]
+        return cat_tensors(parts, self.dim)
+
+
+class _Stack(_Joined):
+    """The slices of ``value`` along ``dim``, each in its constraint of ``cseq``."""
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        self._check_dim(value)
+        slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return stack_tensors([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
 
 
 class MixtureSameFamilyConstraint(Constraint):
@@ -278,17 +390,25 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack
 
 __all__ = [
     "Constraint", "MixtureSameFamilyConstraint", "is_dependent", "dependent", "dependent_property", "independent", "boolean", "one_hot",
     "nonnegative_integer", "positive_integer", "integer_interval", "real", "real_vector", "positive", "nonnegative",
     "greater_than", "greater_than_eq", "less_than", "unit_interval", "interval", "half_open_interval", "simplex",
-    "lower_triangular", "lower_cholesky", "positive_definite",
+    "lower_triangular", "lower_cholesky", "positive_definite", "corr_cholesky", "square", "symmetric",
+    "positive_semidefinite", "multinomial", "cat", "stack",
 ]

@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from ..type_info import finfo
 from . import constraints
 from .distribution import HALF_LOG_2PI, Distribution, broadcast_all, expand_params, full_like
+from .exp_family import ExponentialFamily
 
 SQRT2 = math.sqrt(2.0)
 
@@ -53,8 +54,10 @@ class _LocScale(Distribution):
         return self.loc
 
 
-class Normal(_LocScale):
-    """N(loc, scale**2)."""
+class Normal(_LocScale, ExponentialFamily):
+    """N(loc, scale**2); natural parameters (loc / scale^2, -1 / (2 scale^2))."""
+
+    _mean_carrier_measure = 0
 
     @property
     def mean(self) -> Tensor:
@@ -87,6 +90,15 @@ class Normal(_LocScale):
 
     def entropy(self) -> Tensor:
         return 0.5 + HALF_LOG_2PI + self.scale.log()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        precision = self.scale.square().reciprocal()
+        return self.loc * precision, -0.5 * precision
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:  # type: ignore[override]
+        """-x^2 / (4 y) + log(pi / -y) / 2."""
+        return -0.25 * x.square() / y + 0.5 * (-math.pi / y).log()
 
 
 class LogNormal(Distribution):
@@ -208,12 +220,13 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-class Exponential(Distribution):
-    """Density rate * exp(-rate x) on x >= 0."""
+class Exponential(ExponentialFamily):
+    """Density rate * exp(-rate x) on x >= 0; natural parameter -rate."""
 
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (self.rate,) = broadcast_all(rate)
@@ -257,6 +270,13 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - self.rate.log()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return -(-x).log()
 
 
 class Laplace(_LocScale):

@@ -25,7 +25,9 @@ from .distribution import (
     lazy_property,
     logits_to_probs,
     probs_to_logits,
+    softplus,
 )
+from .exp_family import ExponentialFamily
 
 
 def _one_of(probs: Any, logits: Any) -> None:
@@ -34,8 +36,9 @@ def _one_of(probs: Any, logits: Any) -> None:
 
 
 def bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
-    """-(target log sigmoid(logits) + (1 - target) log sigmoid(-logits)), elementwise and stable."""
-    return logits.relu() - logits * target + (-logits.abs()).exp().log1p()
+    """-(target log sigmoid(logits) + (1 - target) log sigmoid(-logits)) = softplus(logits) - target logits,
+    elementwise and stable."""
+    return softplus(logits) - logits * target
 
 
 def _index_grid(n: int, like: Tensor, batch_dims: int, dtype: Any = None) -> Tensor:
@@ -69,11 +72,12 @@ class _SuccessProbability(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
 
-class Bernoulli(_SuccessProbability):
-    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
+class Bernoulli(_SuccessProbability, ExponentialFamily):
+    """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0; natural parameter logit(probs)."""
 
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Bernoulli:
         new = expand_params(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
@@ -114,6 +118,13 @@ class Bernoulli(_SuccessProbability):
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = _index_grid(2, self._param, len(self.batch_shape))
         return values.expand(*((2,) + self.batch_shape)) if expand else values
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.probs.logit(),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return x.exp().log1p()
 
 
 class Binomial(_SuccessProbability):
@@ -229,8 +240,8 @@ class Geometric(_SuccessProbability):
         return bce_with_logits(self.logits, self.probs) / self.probs
 
 
-class Poisson(Distribution):
-    """Counts with mean ``rate``: P(k) = rate^k exp(-rate) / k!."""
+class Poisson(ExponentialFamily):
+    """Counts with mean ``rate``: P(k) = rate^k exp(-rate) / k!; natural parameter log(rate)."""
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -263,6 +274,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.rate.log(),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        return x.exp()
 
 
 __all__ = ["Bernoulli", "Binomial", "Geometric", "Poisson"]

@@ -61,8 +61,9 @@ def full_like(t: Tensor, value: float, shape: Sequence[int] | None = None) -> Te
 
 
 def softplus(x: Tensor) -> Tensor:
-    """log(1 + exp(x)), computed without overflow."""
-    return x.relu() + (-x.abs()).exp().log1p()
+    """log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), without overflow; max(x, 0) is written (x + |x|) / 2 so that
+    the gradient at x = 0 is sigmoid(0) = 1/2 (relu's and abs's there are 0)."""
+    return 0.5 * (x + x.abs()) + (-x.abs()).exp().log1p()
 
 
 def clamp_probs(probs: Tensor) -> Tensor:

@@ -25,6 +25,7 @@ from ..type_info import finfo
 from . import constraints
 from .continuous import _batch, randn
 from .distribution import Distribution, broadcast_all, expand_params, full_like
+from .exp_family import ExponentialFamily
 
 
 def standard_gamma(concentration: Tensor) -> Tensor:
@@ -35,12 +36,13 @@ def standard_gamma(concentration: Tensor) -> Tensor:
     return creation.tensor(np.maximum(draws, tiny), dtype=concentration.dtype, backend=concentration.backend)
 
 
-class Gamma(Distribution):
-    """Density rate^c x^(c - 1) exp(-rate x) / Gamma(c) for concentration c."""
+class Gamma(ExponentialFamily):
+    """Density rate^c x^(c - 1) exp(-rate x) / Gamma(c) for concentration c; natural parameters (c - 1, -rate)."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = False
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -84,9 +86,17 @@ class Gamma(Distribution):
         c = self.concentration
         return c - self.rate.log() + c.lgamma() + (1.0 - c) * c.digamma()
 
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration - 1, -self.rate
 
-class Dirichlet(Distribution):
-    """Density prod x_i^(c_i - 1) / B(c) on the simplex."""
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:  # type: ignore[override]
+        """lgamma(x + 1) - (x + 1) log(-y)."""
+        return (x + 1).lgamma() - (x + 1) * (-y).log()
+
+
+class Dirichlet(ExponentialFamily):
+    """Density prod x_i^(c_i - 1) / B(c) on the simplex; natural parameter c."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -140,9 +150,18 @@ class Dirichlet(Distribution):
         total = c.sum(-1)
         return c.lgamma().sum(-1) - total.lgamma() - (k - total) * total.digamma() - ((c - 1.0) * c.digamma()).sum(-1)
 
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
 
-class Beta(Distribution):
-    """Density x^(c1 - 1) (1 - x)^(c0 - 1) / B(c1, c0) on [0, 1]: a two-category Dirichlet."""
+    def _log_normalizer(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        """log B(x) = sum lgamma(x_i) - lgamma(sum x_i)."""
+        return x.lgamma().sum(-1) - x.sum(-1).lgamma()
+
+
+class Beta(ExponentialFamily):
+    """Density x^(c1 - 1) (1 - x)^(c0 - 1) / B(c1, c0) on [0, 1]: a two-category Dirichlet; natural parameters
+    (c1, c0)."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
@@ -191,6 +210,13 @@ class Beta(Distribution):
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:  # type: ignore[override]
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()
 
     def __repr__(self) -> str:
         return f"Beta(concentration1: {tuple(self.concentration1.shape)}, concentration0: {tuple(self.concentration0.shape)})"

@@ -2,7 +2,7 @@
 
 The public module, as in torch: the base class and the combinators live in :mod:`.transform_base`, the elementwise
 maps in :mod:`.transforms_elementwise`, the maps that couple a vector's or a matrix's entries in
-:mod:`.transforms_vector`.
+:mod:`.transforms_vector`, those applying transforms to slices (cat, stack) in :mod:`.transforms_join`.
 """
 
 from .transform_base import ComposeTransform, IndependentTransform, ReshapeTransform, Transform, identity_transform
@@ -16,7 +16,9 @@ from .transforms_elementwise import (
     SoftplusTransform,
     TanhTransform,
 )
+from .transforms_join import CatTransform, StackTransform
 from .transforms_vector import (
+    CorrCholeskyTransform,
     LowerCholeskyTransform,
     PositiveDefiniteTransform,
     SoftmaxTransform,
@@ -24,7 +26,8 @@ from .transforms_vector import (
 )
 
 __all__ = [
-    "AbsTransform", "AffineTransform", "ComposeTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "StackTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform",
     "TanhTransform", "Transform", "identity_transform",
