@@ -38,12 +38,26 @@ def frac(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
     return input - input.detach().trunc()
 
 
+SINC_SERIES_BELOW = 0.5
+"""|pi x| under which sinc is its Taylor series: autodiff of sin(s) / s there would subtract cos(s) / s from
+sin(s) / s^2, two nearly equal terms (1e-10 gave a gradient of -1.5e-6 instead of -3.3e-10)."""
+SINC_SERIES = (1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800,
+               -1.0 / 1307674368000)
+"""sin(s) / s = sum of SINC_SERIES[k] s^(2k): the next term, and its derivative's, are below 1e-17 at |s| = 0.5."""
+
+
 def sinc(input: Tensor) -> Tensor:  # noqa: A002
-    """sin(pi x) / (pi x), and 1 at x = 0 (gradient 0 there); integers and bools give the default float dtype."""
+    """sin(pi x) / (pi x), and 1 at x = 0; integers and bools give the default float dtype. Below |pi x| = 0.5 its
+    Taylor series, so the value and its derivatives (autodiff, any order) stay accurate near 0."""
     x = _float_input(input)
-    zero = x == 0
-    scaled = F.Where.apply(zero, x._lift(1.0), x * math.pi)  # 1 at 0, so neither branch divides by zero
-    return F.Where.apply(zero, x._lift(1.0), scaled.sin() / scaled)
+    scaled = x * math.pi
+    small = scaled.abs() < SINC_SERIES_BELOW
+    z = F.Where.apply(small, scaled, x._lift(0.0)) ** 2  # 0 outside: the unused branch stays finite
+    series = x._lift(SINC_SERIES[-1])
+    for c in reversed(SINC_SERIES[:-1]):
+        series = series * z + c
+    big = F.Where.apply(small, x._lift(1.0), scaled)  # 1 inside, so the division never sees 0
+    return F.Where.apply(small, series, big.sin() / big)
 
 
 def deg2rad(input: Tensor) -> Tensor:  # noqa: A002

@@ -288,3 +288,23 @@ def test_select_specifics_and_errors(backend: str) -> None:
         mt.logcumsumexp(mt.tensor(INTS, backend=backend), 0)
     with pytest.raises(IndexOutOfRangeError):
         mt.cummax(x, 2)
+
+
+@pytest.mark.parametrize("backend", ["simple", "fast"])
+def test_sinc_derivatives_near_zero_against_mpmath(backend: str) -> None:
+    """sinc's first and second derivatives stay accurate near 0 (its Taylor series there) and across the switch at
+    |pi x| = 0.5; autodiff of sin(s) / s loses them to cancellation (1e-10 gave -1.5e-6, not -3.3e-10)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    xs = [1e-12, -1e-10, 1e-7, 3e-4, 0.05, 0.159, 0.1592, -0.16, 0.7, 2.5]
+    x = mt.tensor(xs, dtype=mt.float64, backend=backend, requires_grad=True)
+    (first,) = mt.autograd.grad(mt.sinc(x).sum(), x, create_graph=True)
+    (second,) = mt.autograd.grad(first.sum(), x)
+
+    def sinc_mp(t):  # type: ignore[no-untyped-def]
+        return mpmath.sin(mpmath.pi * t) / (mpmath.pi * t)
+
+    for v, d1, d2 in zip(xs, first.tolist(), second.tolist()):
+        want1, want2 = (float(mpmath.diff(sinc_mp, mpmath.mpf(v), n)) for n in (1, 2))
+        assert abs(d1 - want1) <= 1e-14 * abs(want1) + 1e-300, (v, d1, want1)
+        assert abs(d2 - want2) <= 1e-12 * abs(want2), (v, d2, want2)
