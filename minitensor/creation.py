@@ -15,10 +15,11 @@ import numpy as np
 from . import dtypes, tensor_random
 from .backends import Backend, get_backend
 from .dtypes import as_dtype
-from .errors import DTypeError, RaggedDataError
+from .errors import DTypeError, PermutationError, RaggedDataError, ShapeError
 from .random_state import generator, rng_for
 from .tensor import Tensor
-from .tensor_data import size_arg
+from .tensor_data import TensorData, size_arg, strided_extent
+from .tensor_put import _int_tuple
 from .tensor_random import GeneratorLike
 
 BackendLike = str | Backend | None
@@ -351,7 +352,43 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return tensor_random.multinomial(input, num_samples, replacement, generator=generator)
 
 
+# --- storage in a chosen layout ---
+
+
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, backend: Any = None,
+                  device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` with exactly the element strides ``stride`` (non-negative; ``.stride()`` gives them
+    back) over new storage of 1 + sum((size_i - 1) * stride_i) elements, contents unspecified."""
+    shape, strides, extent = strided_extent(size, stride)
+    chosen = _backend(backend, device)
+    storage = chosen.empty((extent,), dtypes.as_dtype(dtype)).storage
+    return Tensor(TensorData(storage, shape, strides), chosen, requires_grad=requires_grad)
+
+
+def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None, layout: Any = None,
+                   device: Any = None, pin_memory: bool = False, requires_grad: bool = False,
+                   backend: Any = None) -> Tensor:
+    """An uninitialized tensor of ``size`` whose storage holds the dims in the order ``physical_layout`` (outermost
+    first): ``empty_permuted((2, 3, 4), (2, 0, 1))`` has strides (3, 1, 6)."""
+    shape = _int_tuple(size, "empty_permuted", "size")
+    order = _int_tuple(physical_layout, "empty_permuted", "physical_layout")
+    if len(order) != len(shape):
+        raise ShapeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                         f"len(size) = {len(shape)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(range(len(shape))):
+        raise PermutationError(f"empty_permuted: physical_layout {list(order)} is not a permutation of "
+                               f"range({len(shape)}) (no negative or repeated dims)")
+    strides = [0] * len(shape)
+    step = 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= max(shape[dim], 1)
+    return empty_strided(shape, strides, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
+
+
 __all__ = [
+    "empty_strided",
+    "empty_permuted",
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "full_like",
     "empty_like", "arange", "linspace", "logspace", "tril_indices", "triu_indices", "eye", "generator",
     "rand", "randn", "rand_like", "randn_like", "normal", "randint", "randperm", "multinomial",

@@ -1,5 +1,5 @@
 """PyTorch's copying forms of the view ops (``alias_copy`` ... ``view_copy``), ``as_strided_``/``as_strided_scatter``,
-the ``unsafe_`` splits, ``nonzero_static`` and ``empty_permuted`` (the ``CopyMethods`` mixin holds the methods).
+the ``unsafe_`` splits and ``nonzero_static`` (the ``CopyMethods`` mixin holds the methods).
 
 Each ``name_copy`` is ``name``'s view made into a tensor with its own contiguous storage: the same values, and the
 same gradient as the view (the view's backward, then the copy's identity); ``detach_copy`` has none. Those that
@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import dtypes
-from .errors import IndexOutOfRangeError, PermutationError, ShapeError
+from .errors import IndexOutOfRangeError, ShapeError
 from .tensor_compare import where
-from .tensor_counting import empty_strided
 from .tensor_data import normalize_dim
 from .tensor_inplace import _check_leaf
 from .tensor_inplace_extra import _view_
@@ -224,7 +223,7 @@ def as_strided_(self: Tensor, size: Sequence[int], stride: Sequence[int], storag
     return _view_(self, lambda x: as_strided(x, size, stride, storage_offset))
 
 
-# --- splits, nonzero_static, empty_permuted ---
+# --- splits, nonzero_static ---
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
@@ -258,27 +257,6 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1, out: Any =
     return result if out is None else write_out(out, result, "nonzero_static")
 
 
-def empty_permuted(size: Sequence[int], physical_layout: Sequence[int], *, dtype: Any = None, layout: Any = None,
-                   device: Any = None, pin_memory: bool = False, requires_grad: bool = False,
-                   backend: Any = None) -> Tensor:
-    """An uninitialized tensor of ``size`` whose storage holds the dims in the order ``physical_layout`` (outermost
-    first): ``empty_permuted((2, 3, 4), (2, 0, 1))`` has strides (3, 1, 6)."""
-    shape = _int_tuple(size, "empty_permuted", "size")
-    order = _int_tuple(physical_layout, "empty_permuted", "physical_layout")
-    if len(order) != len(shape):
-        raise ShapeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
-                         f"len(size) = {len(shape)} is not equal to len(physical_layout) = {len(order)}")
-    if sorted(order) != list(range(len(shape))):
-        raise PermutationError(f"empty_permuted: physical_layout {list(order)} is not a permutation of "
-                               f"range({len(shape)}) (no negative or repeated dims)")
-    strides = [0] * len(shape)
-    step = 1
-    for dim in reversed(order):
-        strides[dim] = step
-        step *= max(shape[dim], 1)
-    return empty_strided(shape, strides, dtype=dtype, backend=backend, device=device, requires_grad=requires_grad)
-
-
 class CopyMethods:
     """as_strided_, as_strided_scatter, nonzero_static and the unsafe splits of Tensor."""
 
@@ -302,7 +280,7 @@ class CopyMethods:
 
 
 __all__ = [
-    "alias_copy", "as_strided_copy", "as_strided_scatter", "detach_copy", "diagonal_copy", "empty_permuted",
+    "alias_copy", "as_strided_copy", "as_strided_scatter", "detach_copy", "diagonal_copy",
     "expand_copy", "nonzero_static", "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy",
     "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "unsqueeze_copy", "view_copy",

@@ -1,5 +1,5 @@
 """Counting and index bookkeeping (``mt.`` functions; the Tensor methods are in tensor_numeric.py's mixin):
-histogram, histogramdd, unique_consecutive, unravel_index, index_reduce and empty_strided.
+histogram, histogramdd, unique_consecutive, unravel_index and index_reduce.
 
 - ``histogram``/``histogramdd`` build each dim's edges as torch's linspace does (start + i * step in the first half,
   end - (n - i) * step in the second, in the input's dtype; tensor bins are taken as they are), find each point's bin
@@ -9,7 +9,6 @@ histogram, histogramdd, unique_consecutive, unravel_index, index_reduce and empt
 - ``unravel_index`` is floor division and remainder by the shape's row-major strides.
 - ``index_reduce`` is ``scatter_reduce`` with the 1-D index expanded along ``dim`` (tensor_scatter.py: its values
   and gradients).
-- ``empty_strided`` allocates the storage the strides reach and views it with exactly those strides.
 
 Names, signatures, defaults, result dtypes and errors follow PyTorch.
 """
@@ -27,7 +26,7 @@ from . import dtypes
 from . import tensor_functions as F
 from .autodiff import no_grad
 from .errors import DTypeError, IndexOutOfRangeError, ShapeError
-from .tensor_data import TensorData, normalize_dim, size_arg
+from .tensor_data import normalize_dim
 from .tensor_index import _check_index_dtype, _scatter_add_into
 from .tensor_math import _is_tensor
 from .tensor_scatter import scatter_reduce
@@ -243,7 +242,7 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
     return tuple(out)
 
 
-# --- index_reduce, empty_strided ---
+# --- index_reduce ---
 
 INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
@@ -275,24 +274,4 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return out.reshape(()) if input.dims == 0 else out
 
 
-def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: Any = None, backend: Any = None,
-                  device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of ``size`` with exactly the element strides ``stride`` (non-negative; ``.stride()`` gives them
-    back) over new storage of 1 + sum((size_i - 1) * stride_i) elements, contents unspecified."""
-    from .creation import _backend
-    from .tensor import Tensor
-
-    shape = size_arg((size,))
-    strides = tuple(operator.index(s) for s in stride)
-    if len(strides) != len(shape):
-        raise ShapeError(f"empty_strided(): dimensionality of sizes ({len(shape)}) must match dimensionality of "
-                         f"strides ({len(strides)})")
-    if any(s < 0 for s in strides):
-        raise ShapeError(f"empty_strided(): negative strides are not supported, got {strides} for size {shape}")
-    extent = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
-    chosen = _backend(backend, device)
-    storage = chosen.empty((extent,), dtypes.as_dtype(dtype)).storage
-    return Tensor(TensorData(storage, shape, strides), chosen, requires_grad=requires_grad)
-
-
-__all__ = ["histogram", "histogramdd", "unique_consecutive", "unravel_index", "index_reduce", "empty_strided"]
+__all__ = ["histogram", "histogramdd", "unique_consecutive", "unravel_index", "index_reduce"]

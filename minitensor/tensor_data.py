@@ -116,6 +116,19 @@ def size_arg(size: Sequence[Any]) -> Shape:
     return shape
 
 
+def strided_extent(size: Sequence[Any], stride: Sequence[Any]) -> tuple[Shape, Strides, int]:
+    """(shape, strides, storage length) of ``empty_strided(size, stride)``: exactly those element strides
+    (non-negative) over 1 + sum((size_i - 1) * stride_i) elements (0 for an empty shape)."""
+    shape = size_arg((size,))
+    strides = tuple(operator.index(s) for s in stride)
+    if len(strides) != len(shape):
+        raise ShapeError(f"empty_strided(): dimensionality of sizes ({len(shape)}) must match dimensionality of "
+                         f"strides ({len(strides)})")
+    if any(s < 0 for s in strides):
+        raise ShapeError(f"empty_strided(): negative strides are not supported, got {strides} for size {shape}")
+    return shape, strides, 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+
+
 @functools.lru_cache(maxsize=1024)
 def _contiguous_strides(shape: Shape) -> Strides:
     """strides_from_shape, cached: TensorData asks for the same few shapes on every op."""

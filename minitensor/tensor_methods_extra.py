@@ -27,10 +27,10 @@ import numpy as np
 
 from . import dtypes
 from .autodiff import RemovableHandle, add_hook, new_hook_dict
+from .backends import get_backend
 from .errors import DTypeError, GradientError, ShapeError
 from .tensor_compare import where
-from .tensor_counting import empty_strided
-from .tensor_data import size_arg
+from .tensor_data import TensorData, size_arg, strided_extent
 from .tensor_inplace import _inplace, _torch_name
 from .tensor_math import _operands
 
@@ -234,10 +234,10 @@ class ExtraMethods:
         of this tensor's dtype and backend unless given (``device=`` is PyTorch's spelling of ``backend=``)."""
         if layout is not None and layout is not strided:
             raise ValueError(f"new_empty_strided(): minitensor has only the strided layout, got {layout!r}")
-        if backend is None and device is None:
-            backend = self.backend
-        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, backend=backend, device=device,
-                             requires_grad=requires_grad)
+        shape, strides, extent = strided_extent(size, stride)
+        chosen = self.backend if backend is None and device is None else get_backend(backend if backend is not None else device)
+        storage = chosen.empty((extent,), self.dtype if dtype is None else dtypes.as_dtype(dtype)).storage
+        return type(self)(TensorData(storage, shape, strides), chosen, requires_grad=requires_grad)  # type: ignore[no-any-return]
 
     # --- autograd ---
 

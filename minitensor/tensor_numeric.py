@@ -12,7 +12,7 @@ functions: gcd, lcm, frexp, i0 (with ``mt.special``'s i0e, i1, i1e) and mvlgamma
   range first) and writes the mantissa's exponent field to -1: exact on every backend, no new kernel.
 - ``mvlgamma`` is p(p-1)/4 log(pi) + sum_j lgamma(x - j/2), so autodiff gives its gradient.
 
-The counting and index functions (histogram, unique_consecutive, unravel_index, index_reduce, empty_strided) are in
+The counting and index functions (histogram, unique_consecutive, unravel_index, index_reduce) are in
 tensor_counting.py; their Tensor methods are in this module's mixin. Names, signatures and dtypes follow PyTorch.
 """
 
