@@ -35,7 +35,33 @@ def precision_to_scale_tril(P: Tensor) -> Tensor:  # noqa: N803
     return solve_lower(inverse, eye)
 
 
-class MultivariateNormal(Distribution):
+class ScaleTrilMatrices:
+    """``scale_tril``, ``covariance_matrix`` (L L^T) and ``precision_matrix`` ((L L^T)^-1 by two triangular solves)
+    of a distribution with an ``_unbroadcasted_scale_tril`` L, each expanded to its ``_matrix_shape()``."""
+
+    _unbroadcasted_scale_tril: Tensor
+
+    def _matrix_shape(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.expand(*self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        L = self._unbroadcasted_scale_tril  # noqa: N806
+        return (L @ L.mT).expand(*self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        L = self._unbroadcasted_scale_tril  # noqa: N806
+        eye = creation.eye(L.shape[-1], dtype=L.dtype, backend=L.backend)
+        inverse = solve_lower(L, eye)
+        return (inverse.mT @ inverse).expand(*self._matrix_shape())
+
+
+class MultivariateNormal(ScaleTrilMatrices, Distribution):
     """N(loc, Sigma) given by exactly one of ``covariance_matrix`` (Sigma), ``precision_matrix`` (Sigma^-1) or
     ``scale_tril`` (the lower Cholesky factor of Sigma)."""
 
@@ -83,21 +109,6 @@ class MultivariateNormal(Distribution):
     def _matrix_shape(self) -> tuple[int, ...]:
         return self._batch_shape + self._event_shape + self._event_shape
 
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(*self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
-        return (L @ L.mT).expand(*self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
-        eye = creation.eye(L.shape[-1], dtype=L.dtype, backend=L.backend)
-        inverse = solve_lower(L, eye)
-        return (inverse.mT @ inverse).expand(*self._matrix_shape())
 
     @property
     def mean(self) -> Tensor:

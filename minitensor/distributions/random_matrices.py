@@ -21,10 +21,10 @@ from ..tensor_join import cat
 from ..type_info import finfo
 from . import constraints
 from .continuous import randn
-from .distribution import Distribution, _size, broadcast_all, lazy_property
+from .distribution import Distribution, _size, broadcast_all
 from .exp_family import ExponentialFamily
 from .gamma import Beta, standard_gamma
-from .multivariate import precision_to_scale_tril, solve_lower
+from .multivariate import ScaleTrilMatrices, precision_to_scale_tril, solve_lower
 
 LOG2 = math.log(2.0)
 
@@ -47,7 +47,7 @@ def logabsdet(X: Tensor) -> Tensor:  # noqa: N803
     return linalg.slogdet(X).logabsdet  # type: ignore[attr-defined, no-any-return]
 
 
-class Wishart(ExponentialFamily):
+class Wishart(ScaleTrilMatrices, ExponentialFamily):
     """W_p(df, Sigma) for Sigma given by exactly one of ``covariance_matrix``, ``precision_matrix`` (Sigma^-1) or
     ``scale_tril`` (its lower Cholesky factor); ``df`` > p - 1. Natural parameters (-Sigma^-1 / 2, (df - p - 1) / 2)."""
 
@@ -109,21 +109,6 @@ class Wishart(ExponentialFamily):
     def _per_matrix(self, t: Tensor) -> Tensor:
         """A batch-shaped tensor shaped to scale the batch's matrices."""
         return t.reshape(self._batch_shape + (1, 1))
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(*self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
-        return (L @ L.mT).expand(*self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril  # noqa: N806
-        inverse = solve_lower(L, creation.eye(L.shape[-1], dtype=L.dtype, backend=L.backend))
-        return (inverse.mT @ inverse).expand(*self._matrix_shape())
 
     @property
     def mean(self) -> Tensor:

@@ -284,16 +284,22 @@ class _BatchNorm(_RunningStatsNorm):
         if input.shape[1] != self.num_features:
             raise ShapeError(f"{type(self).__name__}({self.num_features}): the input has {input.shape[1]} channels "
                              f"in dim 1 (shape {input.shape})")
+        factor = self._momentum_step()
+        use_batch = self.training or self.running_mean is None
+        track = not self.training or self.track_running_stats
+        return batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
+                          self.weight, self.bias, use_batch, factor, self.eps)
+
+    def _momentum_step(self) -> float:
+        """The running statistics' update factor for this call: ``momentum``, or 1 / batches seen when it is None; a
+        training call with tracked statistics counts one more batch first."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / int(self.num_batches_tracked.item())
-        use_batch = self.training or self.running_mean is None
-        track = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
-                          self.weight, self.bias, use_batch, factor, self.eps)
+        return factor
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "

@@ -83,12 +83,7 @@ class SyncBatchNorm(_BatchNorm):
         if input.shape[1] != self.num_features:
             raise ShapeError(f"SyncBatchNorm({self.num_features}): the input has {input.shape[1]} channels in dim 1 "
                              f"(shape {input.shape})")
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            with no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                factor = 1.0 / int(self.num_batches_tracked.item())
+        factor = self._momentum_step()
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
         running_mean = self.running_mean if track else None
