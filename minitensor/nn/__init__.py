@@ -2,7 +2,7 @@
 
 # ruff: noqa: F401, F403 - this module re-exports
 from ..module import Buffer, Module, Parameter
-from . import functional, init, parallel, utils
+from . import functional, grad, init, modules, parallel, parameter, utils
 from .activation import *
 from .activation_extra import *
 from .activation_modules import *

@@ -5,6 +5,7 @@ backend and supports autodiff. The functions live with their concept (activation
 """
 
 # ruff: noqa: F401, F403 - this module re-exports
+from . import grad  # torch's F.grad is torch.nn.grad
 from .activation import *
 from .activation_extra import *
 from .attention import *

@@ -3,8 +3,8 @@ padded sequences and conv/linear-batchnorm fusion (``torch.nn.utils``).
 
 Submodules as in PyTorch: :mod:`.clip_grad` (the clipping functions), :mod:`.convert_parameters`
 (``parameters_to_vector``), :mod:`.parametrize` (``register_parametrization``), :mod:`.parametrizations`
-(``weight_norm``, ``spectral_norm`` as parametrizations), :mod:`.rnn` (``pad_sequence``) and :mod:`.stateless`
-(the deprecated ``functional_call``).
+(``weight_norm``, ``spectral_norm`` as parametrizations), :mod:`.prune` (pruning by masks), :mod:`.rnn`
+(``pad_sequence``) and :mod:`.stateless` (the deprecated ``functional_call``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from ...module import Module
-from . import clip_grad, convert_parameters, parametrizations, parametrize, rnn, stateless
+from . import clip_grad, convert_parameters, parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
@@ -24,7 +24,7 @@ __all__ = [
     "clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters",
     "get_total_norm", "clip_grads_with_norm_", "weight_norm", "remove_weight_norm", "spectral_norm",
     "remove_spectral_norm", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights",
-    "skip_init", "clip_grad", "convert_parameters", "parametrize", "parametrizations", "rnn", "stateless",
+    "skip_init", "clip_grad", "convert_parameters", "parametrize", "parametrizations", "prune", "rnn", "stateless",
 ]  # fmt: skip
 
 
