@@ -160,3 +160,7 @@ from .functional_aliases import *  # noqa: E402, F403 - the torch.* names of nn.
 
 autograd.detect_anomaly = flags.detect_anomaly  # type: ignore[attr-defined]  # torch.autograd's anomaly switches
 autograd.set_detect_anomaly = flags.set_detect_anomaly  # type: ignore[attr-defined]
+
+from . import amp, cpu  # noqa: E402 - torch.amp, torch.cpu (mt.cuda.amp and mt.cpu.amp: the deprecated forms)
+from .amp import autocast  # noqa: E402 - torch.autocast
+from .amp.autocast_state import *  # noqa: E402, F403 - is_autocast_enabled get_autocast_dtype ... (amp/autocast_state.py)

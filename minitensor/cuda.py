@@ -1,18 +1,23 @@
 """``minitensor.cuda``: the ``torch.cuda`` functions that make sense for the ``cuda`` backend.
 
-Nothing here imports Numba until a function is called: the backend module is loaded through the backend registry
+``amp`` is the deprecated ``torch.cuda.amp`` (:mod:`minitensor.amp.cuda_amp`). Nothing here imports Numba until a
+function is called: the backend module is loaded through the backend registry
 (which raises :class:`~minitensor.errors.BackendUnavailableError` without numba-cuda or a GPU; set
 ``NUMBA_ENABLE_CUDASIM=1`` for Numba's simulator).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from .amp import cuda_amp as amp
 from .backends import get_backend
 from .errors import BackendUnavailableError
 
-__all__ = ["is_available", "synchronize", "memory_stats", "memory_allocated", "memory_reserved", "empty_cache"]
+sys.modules[f"{__name__}.amp"] = amp  # `from minitensor.cuda.amp import GradScaler` works as with torch.cuda.amp
+
+__all__ = ["amp", "is_available", "synchronize", "memory_stats", "memory_allocated", "memory_reserved", "empty_cache"]
 
 
 def _backend() -> Any | None:
