@@ -153,7 +153,7 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 
-from . import autograd, cuda, distributions, flags, func, nn, optim, random, utils  # noqa: E402 - after the core they build on
+from . import autograd, cuda, distributions, flags, func, nn, optim, random, testing, utils  # noqa: E402 - after the core they build on
 from .checkpoint import load, save  # noqa: E402
 from .compiler.api import compile  # noqa: E402, A004 - torch.compile's name
 from .functional_aliases import *  # noqa: E402, F403 - the torch.* names of nn.functional ops and the rest (functional_aliases.py)

@@ -1,4 +1,5 @@
-"""PyTorch's ``torch.autograd`` namespace: ``grad``, ``backward``, custom ``Function`` and the grad-mode switches."""
+"""PyTorch's ``torch.autograd`` namespace: ``grad``, ``backward``, custom ``Function`` (``autograd.function``), the
+grad-mode switches, and ``gradcheck``/``gradgradcheck`` (finite differences against backward)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..autodiff import (
-    Context,
-    History,
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -15,10 +14,9 @@ from ..autodiff import (
     set_grad_enabled,
 )
 from ..backward import run_backward
-from ..errors import GradientError, ShapeError
+from ..errors import GradientError
 from ..tensor import Tensor
-from ..tensor_data import shape_broadcast
-from ..tensor_functions import TensorFunction
+from .function import Function, FunctionCtx
 
 __all__ = [
     "Function",
@@ -26,6 +24,8 @@ __all__ = [
     "backward",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "inference_mode",
     "is_grad_enabled",
     "no_grad",
@@ -93,66 +93,5 @@ def backward(
     run_backward(outs, _root_grads(outs, grad_tensors), retain, create_graph=create_graph)
 
 
-class FunctionCtx(Context):
-    """The ``ctx`` of a custom Function: ``save_for_backward``, ``saved_tensors``, ``needs_input_grad``,
-    ``mark_non_differentiable`` and any attribute forward sets."""
-
-    def mark_non_differentiable(self, *tensors: Tensor) -> None:
-        """Outputs that get no history (e.g. indices)."""
-        self.non_differentiable = {id(t) for t in tensors}
-
-
-class Function(TensorFunction):
-    """A custom differentiable op, PyTorch style: subclass with static ``forward(ctx, *args)`` (ordinary tensor ops,
-    run without recording) and ``backward(ctx, grad)`` (one gradient or None per forward input), then ``.apply``.
-    Under ``create_graph=True`` backward runs with grad mode on: written with tensor ops, it is differentiable."""
-
-    higher_order = True
-
-    @classmethod
-    def apply(cls, *args: Any) -> Any:
-        record = is_grad_enabled()
-        ctx = FunctionCtx(tuple(record and isinstance(a, Tensor) and a.requires_grad for a in args))
-        with no_grad():
-            out = cls.forward(ctx, *args)
-        if not isinstance(out, Tensor):
-            raise GradientError(f"{cls.__name__}.forward must return one Tensor, got {type(out).__name__}")
-        if any(out is a for a in args):
-            out = out._alias(out._data)  # never give an input a new history
-        if any(ctx.needs_input_grad) and id(out) not in getattr(ctx, "non_differentiable", ()):
-            return cls._finish(out, History(cls, ctx, args, tuple(getattr(a, "history", None) for a in args)), args)
-        return out
-
-    @classmethod
-    def chain_rule(cls, ctx: Context, inputs: tuple[Any, ...], grad: Any) -> list[tuple[Any, Any]]:
-        grads = cls.backward(ctx, grad)
-        grads = grads if isinstance(grads, tuple) else (grads,)
-        name = cls.__name__
-        if len(grads) != len(inputs):
-            raise GradientError(f"{name}.backward returned {len(grads)} gradients, expected {len(inputs)} (one per input)")
-        pairs = []
-        for i, (x, g, need) in enumerate(zip(inputs, grads, ctx.needs_input_grad)):
-            if g is None:
-                continue
-            if not isinstance(x, Tensor):
-                raise GradientError(f"{name}.backward returned a gradient for input {i}, which is not a tensor")
-            if not isinstance(g, Tensor):
-                raise GradientError(f"{name}.backward returned a {type(g).__name__} for input {i}, expected a Tensor")
-            if g.shape != x.shape:
-                if not _expands_to(x.shape, g.shape):
-                    raise ShapeError(f"{name}.backward returned a gradient of shape {g.shape} for input {i} of shape {x.shape}")
-                g = g.sum_to_shape(x.shape)
-            if need:
-                pairs.append((x, g if g.dtype == x.dtype else g.cast(x.dtype)))
-        return pairs
-
-
-def _expands_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether ``shape`` broadcasts to exactly ``target``."""
-    try:
-        return shape_broadcast(shape, target) == target
-    except ShapeError:
-        return False
-
-
-from . import functional  # noqa: E402, F401 - torch.autograd.functional, built on grad above
+from . import function, functional  # noqa: E402, F401 - torch.autograd.function/functional, built on grad above
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402 - built on grad above (torch's function, not its module)
