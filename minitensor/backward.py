@@ -137,6 +137,7 @@ def run_backward(
     order = topological_sort(*roots)
     _check_graph(order)
     wanted = None if targets is None else {_key(var, var.history): var.unique_id for var in targets}
+    needed = None if wanted is None else _leading_to(order, wanted)  # autograd.grad runs only these nodes, as torch
     found: dict[int, Any] = {}
     pop = pending.pop
     # Pending keys whose gradient buffer autodiff allocated itself (its own accumulation sum, or a backward_into
@@ -165,7 +166,7 @@ def run_backward(
                 continue
             key = id(history)
             g = pop(key, None)
-            if g is None:
+            if g is None or (needed is not None and key not in needed):
                 continue
             drop(key)
             if history is var.history:
@@ -214,6 +215,36 @@ def run_backward(
             if not retain_graph:
                 history.free()
     return found
+
+
+def _leading_to(order: list[tuple[Variable, History | None]], wanted: dict[int, int]) -> set[int]:
+    """The keys of the nodes of ``order`` (non-leaf first) from which a node in ``wanted`` can be reached: the
+    wanted ones and every node with a needed input. The others' backwards would compute gradients nobody asked for
+    (and, under create_graph, could refuse to without need)."""
+    needed: set[int] = set()
+    for var, history in reversed(order):  # inputs before the nodes that use them
+        if history is None:
+            key = -1 - var.unique_id
+            if key in wanted:
+                needed.add(key)
+            continue
+        key = id(history)
+        if key in wanted:
+            needed.add(key)
+            continue
+        inputs, input_histories = history.inputs, history.input_histories
+        for i, parent in enumerate(inputs):
+            parent_history = input_histories[i] if i < len(input_histories) else history.input_history(i)
+            if parent_history is not None:
+                parent_key = id(parent_history)
+            elif type(parent) not in _PLAIN and _requires_grad(parent):
+                parent_key = -1 - parent.unique_id
+            else:
+                continue
+            if parent_key in needed:
+                needed.add(key)
+                break
+    return needed
 
 
 def _fits(buf: Any, grad: Any, parent: Any) -> bool:

@@ -20,7 +20,6 @@ from torch.autograd.gradcheck import GradcheckError as TorchGradcheckError
 from torch.autograd.gradcheck import _get_numerical_jacobian
 
 import minitensor as mt
-from minitensor import GradientError
 from minitensor.autograd.function import once_differentiable
 from minitensor.autograd.gradcheck import GradcheckError
 from minitensor.autograd.gradcheck_jacobians import numerical_jacobian
@@ -277,8 +276,9 @@ def test_once_differentiable(backend: str) -> None:
         with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with "
                                                "@once_differentiable"):
             g.sum().backward()
-    with pytest.raises(GradientError, match="differentiate twice"):
-        mt.autograd.gradgradcheck(cube(mt, once=True).apply, x)
+    for lib, value in ((mt, x), (torch, tx)):  # autograd.grad skips the error node, which leads to no input
+        with pytest.raises(RuntimeError, match="Jacobian mismatch for output 0 with respect to input 0"):
+            lib.autograd.gradgradcheck(cube(lib, once=True).apply, value)
     assert mt.autograd.function.Function is mt.autograd.Function
     assert mt.autograd.function.FunctionCtx is mt.autograd.FunctionCtx
 
