@@ -137,7 +137,7 @@ PRIVATE_BASES = [  # (torch path, name, public nn classes that derive from it in
     ("batchnorm", "_BatchNorm", set()), ("batchnorm", "_NormBase", set()), ("batchnorm", "_LazyNormBase", set()),
     ("instancenorm", "_InstanceNorm", set()), ("instancenorm", "_NormBase", set()), ("loss", "_Loss", set()),
     ("loss", "_WeightedLoss", set()), ("conv", "_ConvNd", {f"{lazy}ConvTranspose{d}d" for lazy in ("", "Lazy") for d in (1, 2, 3)}),
-    ("conv", "_ConvTransposeNd", set()), ("conv", "_LazyConvXdMixin", set()), ("dropout", "_DropoutNd", {"Dropout"}),
+    ("conv", "_ConvTransposeNd", set()), ("conv", "_LazyConvXdMixin", set()), ("dropout", "_DropoutNd", set()),
     ("padding", "_CircularPadNd", set()),
 ]
 

@@ -31,16 +31,20 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.copy_(result) if inplace else result
 
 
-class Dropout(Module):
-    """Zeroes elements with probability ``p`` while training (scaling the rest by 1/(1-p)); identity in eval."""
+class _DropoutNd(Module):
+    """What the dropout modules share (torch's base of the same name): the probability ``p`` and ``inplace``."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
         _check_p(p)
         self.p, self.inplace = p, inplace
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return dropout(input, self.p, self.training, self.inplace)
-
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zeroes elements with probability ``p`` while training (scaling the rest by 1/(1-p)); identity in eval."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return dropout(input, self.p, self.training, self.inplace)

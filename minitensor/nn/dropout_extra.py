@@ -23,10 +23,9 @@ import warnings
 from ..creation import rand
 from ..dtypes import get_default_dtype
 from ..errors import ShapeError
-from ..module import Module
 from ..tensor import Tensor
 from .common import tensor_args
-from .dropout import _check_p
+from .dropout import _check_p, _DropoutNd
 
 __all__ = [
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
@@ -130,16 +129,6 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 
 
 # --- Modules ---
-
-
-class _DropoutNd(Module):
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        _check_p(p)
-        self.p, self.inplace = p, inplace
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout1d(_DropoutNd):
