@@ -282,3 +282,28 @@ def test_data_get_and_set() -> None:
         ident = id(x)
         x.data = lib.zeros(3, dtype=lib.float64)
         assert id(x) == ident and tuple(x.shape) == (3,) and x.requires_grad
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
+@pytest.mark.parametrize(("nd", "stride", "dilation", "padding", "mode"), [
+    (1, 2, 1, 1, "zeros"), (2, 1, 2, (1, 0), "zeros"), (2, 2, 1, 1, "reflect"), (3, 1, 1, 1, "zeros")])
+def test_gradient_penalty_through_a_convolution_matches_torch(backend: str, nd: int, stride: int, dilation: int,
+                                                              padding: Any, mode: str) -> None:
+    """A WGAN-GP style penalty: d/dw and d/dx of |d out / d x|^2 through a conv (im2col and col2im are each other's
+    backward, padding's backward a differentiable slice), against torch."""
+    rng = np.random.default_rng(nd)
+    xs, ws = rng.standard_normal((2, 2, *[5] * nd)), rng.standard_normal((3, 2, *[2] * nd))
+    grads = []
+    for lib in (mt, torch):
+        kw: dict[str, Any] = {"device": backend, "dtype": mt.float64} if lib is mt else {"dtype": torch.float64}
+        layer = (mt.nn if lib is mt else torch.nn).__dict__[f"Conv{nd}d"](2, 3, 2, stride=stride, padding=padding,
+                                                                           dilation=dilation, padding_mode=mode, **kw)
+        with (mt if lib is mt else torch).no_grad():
+            layer.weight.copy_(lib.tensor(ws, **kw))
+            layer.bias.zero_()
+        x = lib.tensor(xs, requires_grad=True, **kw)
+        (gx,) = lib.autograd.grad(layer(x).tanh().sum(), x, create_graph=True)
+        gx.pow(2).sum().backward()
+        grads.append([t.detach().numpy() for t in (gx, x.grad, layer.weight.grad)])
+    for mine, theirs in zip(*grads):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)

@@ -1,11 +1,12 @@
 """Padding and convolution by im2col: a strided window VIEW of the padded input, copied once, then one matmul.
 
-One code path serves 1-, 2- and 3-D. No Python loop runs over output pixels. :class:`Unfold` copies every kernel
+One code path serves 1-, 2- and 3-D. No Python loop runs over output pixels. :class:`Im2Col` copies every kernel
 window of a ``(B, C, *S)`` tensor into a contiguous ``(B, *O, C, *K)`` tensor through a single strided view (e.g. 2-D
 strides ``(sB, sH*stride_h, sW*stride_w, sC, sH*dilation_h, sW*dilation_w)``: dilation is only a stride change)
-and one ``map("id")`` kernel call. Its backward is col2im: for each of the ``prod(K)`` kernel offsets, the
+and one ``map("id")`` kernel call. Its backward is :class:`Col2Im`: for each of the ``prod(K)`` kernel offsets, the
 positions that offset touches form a non-overlapping strided view of the input gradient, so one in-place
-``zip("add", view, grad_part, view)`` per offset scatter-adds it. :class:`Pad` writes the input into the interior
+``zip("add", view, grad_part, view)`` per offset scatter-adds it. The two are each other's backward, so gradients
+of any order flow through a convolution (``create_graph=True``). :class:`Pad` writes the input into the interior
 view of a tensor filled with the pad value; its backward copies the interior out. Both only use the backend
 kernels, so they run on every backend. Groups are one batched matmul over a leading group dim.
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import Context
+from ..autodiff import Context, is_grad_enabled
 from ..creation import empty, tensor
 from ..errors import ShapeError
 from ..module import Module, Parameter
@@ -50,6 +51,8 @@ def _tuple(value: Any, n: int, name: str, low: int = 0) -> tuple[int, ...]:
 class Pad(TensorFunction):
     """Pad the trailing dims with ``value``: ``pads`` is one non-negative ``(before, after)`` pair per trailing dim."""
 
+    higher_order = True  # under create_graph the backward is a differentiable slice and copy
+
     @staticmethod
     def forward(ctx: Context, x: Tensor, pads: tuple[tuple[int, int], ...], value: float) -> Tensor:
         lead = x.dims - len(pads)
@@ -65,6 +68,8 @@ class Pad(TensorFunction):
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
         (key,) = ctx.saved_values
+        if is_grad_enabled():  # create_graph: the same copy of the interior, with history
+            return d[key].contiguous()
         return d._view_of(d._data.slice(key))._map("id")
 
 
@@ -171,19 +176,38 @@ def _col2im(cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], strid
     return grad
 
 
-class Unfold(TensorFunction):
-    """Windows of a ``(B, C, *S)`` tensor as a contiguous ``(B, *O, C, *K)`` tensor."""
+class Col2Im(TensorFunction):
+    """Sum the (B, *O, C, *K) windows ``cols`` into a zero (B, C, *S) tensor of ``shape``."""
+
+    higher_order = True
 
     @staticmethod
-    def forward(ctx: Context, x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+    def forward(ctx: Context, cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
                 dilation: tuple[int, ...]) -> Tensor:
+        ctx.save_for_backward(cols.shape[1 : len(kernel) + 1], kernel, stride, dilation)
+        return _col2im(cols, shape, kernel, stride, dilation)
+
+    @staticmethod
+    def backward(ctx: Context, d: Tensor) -> Tensor:
+        blocks, kernel, stride, dilation = ctx.saved_values
+        return Im2Col.apply(d, kernel, stride, dilation, blocks)
+
+
+class Im2Col(TensorFunction):
+    """The first ``blocks`` = O windows of a (B, C, *S) tensor as a (B, *O, C, *K) tensor."""
+
+    higher_order = True
+
+    @staticmethod
+    def forward(ctx: Context, x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
+                blocks: tuple[int, ...]) -> Tensor:
         ctx.save_for_backward(x.shape, kernel, stride, dilation)
-        return _im2col(x, kernel, stride, dilation)
+        return _im2col(x, kernel, stride, dilation, blocks)
 
     @staticmethod
     def backward(ctx: Context, d: Tensor) -> Tensor:
         shape, kernel, stride, dilation = ctx.saved_values
-        return _col2im(d, shape, kernel, stride, dilation)
+        return Col2Im.apply(d, shape, kernel, stride, dilation)
 
 
 @tensor_args("x")
@@ -199,7 +223,7 @@ def windows(x: Tensor, kernel_size: Any, stride: Any = 1, dilation: Any = 1) -> 
     if any(e > s for e, s in zip(extent, x.shape[2:])):
         raise ShapeError(f"kernel size {kernel} (dilated extent {extent}) is larger than the padded input size "
                          f"{x.shape[2:]} (input shape {x.shape})")
-    return Unfold.apply(x, kernel, step, dil)
+    return Im2Col.apply(x, kernel, step, dil, None)
 
 
 # --- convolution ---

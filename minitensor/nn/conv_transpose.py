@@ -4,11 +4,9 @@ adjoint of im2col) and a crop.
 ``conv_transpose2d`` is the gradient of ``conv2d`` with respect to its input: every input pixel ``x[n, :, i, j]``
 times the flattened weight ``(C_in, C_out/groups * KH * KW)`` gives one ``(C_out, KH, KW)`` block, added at
 ``(i*stride, j*stride)`` with taps ``dilation`` apart. The blocks of all pixels are one matmul (a batched matmul
-over a leading group dim for ``groups > 1``); :class:`Col2Im` adds them into the output with the same per-kernel-
-offset strided scatter-add as ``conv.Unfold``'s backward (shared helpers :func:`.conv._col2im` / ``_im2col``),
-and ``padding`` crops the border. :func:`fold` is col2im on torch's ``(N, C*KH*KW, L)`` column layout;
-:class:`Unfold` is the module form of torch's im2col layout. Col2Im and Im2Col are each other's backward, so
-gradients of any order flow through them.
+over a leading group dim for ``groups > 1``); :class:`.conv.Col2Im` (the backward of conv's window copy) adds them
+into the output with a per-kernel-offset strided scatter-add, and ``padding`` crops the border. :func:`fold` is
+col2im on torch's ``(N, C*KH*KW, L)`` column layout; :class:`Unfold` is the module form of torch's im2col layout.
 """
 
 from __future__ import annotations
@@ -17,54 +15,18 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..autodiff import Context
 from ..creation import empty
 from ..errors import ShapeError
 from ..module import Module, Parameter
 from ..tensor import Tensor
-from ..tensor_functions import TensorFunction
 from . import init
 from .common import bias_bound, check_sizes, factory, tensor_args
-from .conv import _col2im, _im2col, _tuple, pad, windows
+from .conv import Col2Im, _tuple, pad, windows
 
 __all__ = [
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "fold", "unfold", "ConvTranspose1d", "ConvTranspose2d",
     "ConvTranspose3d", "Fold", "Unfold",
 ]
-
-
-class Col2Im(TensorFunction):
-    """Sum the (B, *O, C, *K) windows ``cols`` into a zero (B, C, *S) tensor of ``shape``."""
-
-    higher_order = True
-
-    @staticmethod
-    def forward(ctx: Context, cols: Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], stride: tuple[int, ...],
-                dilation: tuple[int, ...]) -> Tensor:
-        ctx.save_for_backward(cols.shape[1 : len(kernel) + 1], kernel, stride, dilation)
-        return _col2im(cols, shape, kernel, stride, dilation)
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> Tensor:
-        blocks, kernel, stride, dilation = ctx.saved_values
-        return Im2Col.apply(d, kernel, stride, dilation, blocks)
-
-
-class Im2Col(TensorFunction):
-    """The first ``blocks`` = O windows of a (B, C, *S) tensor as a (B, *O, C, *K) tensor."""
-
-    higher_order = True
-
-    @staticmethod
-    def forward(ctx: Context, x: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
-                blocks: tuple[int, ...]) -> Tensor:
-        ctx.save_for_backward(x.shape, kernel, stride, dilation)
-        return _im2col(x, kernel, stride, dilation, blocks)
-
-    @staticmethod
-    def backward(ctx: Context, d: Tensor) -> Tensor:
-        shape, kernel, stride, dilation = ctx.saved_values
-        return Col2Im.apply(d, shape, kernel, stride, dilation)
 
 
 def _groups(name: str, groups: Any) -> int:

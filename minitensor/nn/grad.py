@@ -17,8 +17,8 @@ from typing import Any
 
 from ..errors import ShapeError
 from ..tensor import Tensor
-from .conv import _tuple, pad
-from .conv_transpose import Im2Col, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from .conv import Im2Col, _tuple, pad
+from .conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input", "conv3d_weight"]
 
