@@ -171,8 +171,6 @@ def _mlp(lib: Any, dtype: str, backend: str) -> Any:
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_ops_inside_run_in_their_dtypes(backend: str, dtype: str) -> None:
-    if backend == "cuda" and dtype == "float64":
-        pytest.skip("one cuda case")
     x = np.random.default_rng(2).standard_normal((4, 3)).astype(dtype)
     tmodel, mmodel = _mlp(torch, dtype, backend), _mlp(mt, dtype, backend)
     tout = tmodel(torch.tensor(x)).square().mean()

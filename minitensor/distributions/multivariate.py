@@ -109,7 +109,6 @@ class MultivariateNormal(ScaleTrilMatrices, Distribution):
     def _matrix_shape(self) -> tuple[int, ...]:
         return self._batch_shape + self._event_shape + self._event_shape
 
-
     @property
     def mean(self) -> Tensor:
         return self.loc

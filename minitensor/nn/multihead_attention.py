@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..creation import empty, ones
-from ..dtypes import bool_
+from ..creation import empty
 from ..module import Module, Parameter
 from ..tensor import Tensor
 from . import init
+from .attention import _causal
 from .attention_functional import multi_head_attention_forward
 from .common import check_sizes, factory
 from .linear import Linear
@@ -91,8 +91,7 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         if is_causal and attn_mask is None:  # the causal mask the hint stands for: key j > query i is masked
-            length, source = query.shape[0], key.shape[0]
-            attn_mask = ones(length, source, dtype=bool_, backend=query.backend).triu(1)
+            attn_mask = _causal(query.shape[0], key.shape[0], query)
         separate = not self._qkv_same_embed_dim
         out, weights = multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
